@@ -1,0 +1,180 @@
+// The lsjit IR: a hash-consed SSA graph of scalar ops, plus the signature of the cost it
+// computes.
+//
+// Nodes live in one vector in topological order (every argument has a smaller id than its
+// user) and are never mutated once made; passes build a new graph. A Node's NodeId is its
+// index. Identical (op, args, attributes) are one node: GraphBuilder::make looks every new
+// node up before appending it, after constant folding and the rewrite rules of
+// simplify_rules.h.
+//
+// Inputs are Input nodes tagged with what they read at run time:
+//   Var     component `component` of the ambient parameters of variable slot `slot`
+//   Data    component `component` of data slot `slot` (flattened in Eigen storage order)
+//   Tangent component `component` of the tangent perturbation delta of variable slot `slot`;
+//           present only until differentiation substitutes delta = 0.
+// Outputs are named by role: residual `res[row]`, or Jacobian `J[var](row, col)` (col is the
+// tangent component).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "lsjit/ir/op.h"
+
+namespace lsjit::ir {
+
+using NodeId = uint32_t;
+constexpr NodeId kNoNode = 0xffffffffu;
+
+enum class InputKind : uint8_t { Var, Data, Tangent };
+
+struct InputRef {
+  InputKind kind = InputKind::Var;
+  uint32_t slot = 0;
+  uint32_t component = 0;
+  bool operator==(const InputRef&) const = default;
+};
+
+struct Node {
+  Op op = Op::Const;
+  Type type = Type::F64;
+  uint8_t num_args = 0;
+  NodeId args[3] = {kNoNode, kNoNode, kNoNode};
+  double value = 0.0;  // Const: the value (bool constants are 0 or 1)
+  int32_t int_attr = 0;  // Powi: the exponent
+  InputRef input;        // Input: what it reads
+
+  bool is_const() const { return op == Op::Const; }
+  bool is_const(double v) const { return op == Op::Const && type == Type::F64 && value == v; }
+};
+
+enum class OutputRole : uint8_t { Residual, Jacobian };
+
+struct Output {
+  OutputRole role = OutputRole::Residual;
+  uint32_t row = 0;
+  uint32_t var = 0;  // Jacobian: variable slot
+  uint32_t col = 0;  // Jacobian: tangent component
+  NodeId node = kNoNode;
+  bool operator==(const Output&) const = default;
+};
+
+enum class CostKind : uint8_t { LeastSquares, Equality, InequalityLe, InequalityGe };
+std::string_view cost_kind_name(CostKind kind);
+
+struct VarSlot {
+  std::string name;  // as printed: a, b, ... unless given
+  std::string type;  // SE3, VecVar3, ...
+  uint32_t ambient = 0;
+  uint32_t tangent = 0;
+  bool operator==(const VarSlot&) const = default;
+};
+
+struct DataSlot {
+  std::string name;
+  std::string type;  // f64, Mat3x3, SE3, ...
+  uint32_t rows = 1, cols = 1;
+  uint32_t size() const { return rows * cols; }
+  bool operator==(const DataSlot&) const = default;
+};
+
+// The static interface of a cost: what the graph reads and writes.
+struct Signature {
+  std::string name;
+  CostKind kind = CostKind::LeastSquares;
+  std::vector<VarSlot> vars;
+  std::vector<DataSlot> data;
+  uint32_t residual_dim = 0;
+  bool operator==(const Signature&) const = default;
+};
+
+// Which rewrite rules may assume more than IEEE 754 guarantees (see simplify_rules.h).
+enum Assumption : uint32_t {
+  kAssumeNothing = 0,
+  kAssumeFinite = 1u << 0,        // no value is NaN or infinite: x*0 -> 0, x-x -> 0, x/x -> 1
+  kIgnoreSignedZero = 1u << 1,    // -0 and +0 are interchangeable: x+0 -> x, 0-x -> -x
+};
+
+struct Graph {
+  std::vector<Node> nodes;
+  std::vector<Output> outputs;
+
+  const Node& operator[](NodeId id) const { return nodes[id]; }
+  size_t size() const { return nodes.size(); }
+  // Nodes that compute something: not Const, not Input.
+  size_t op_count() const;
+  bool operator==(const Graph& other) const;
+};
+
+// A cost at one stage of the pipeline.
+enum class Stage : uint8_t { Traced, Simplified, Jacobian };
+std::string_view stage_name(Stage stage);
+
+struct Trace {
+  Signature signature;
+  Stage stage = Stage::Traced;
+  Graph graph;
+};
+
+// Builds a Graph node by node. make() checks the op's invariants (arity, argument types,
+// argument ids in range), folds constants, applies the rewrite rules allowed by `rules`,
+// and returns the id of an existing identical node when there is one.
+class GraphBuilder {
+ public:
+  struct Options {
+    bool fold_constants = true;
+    bool rewrite = true;         // apply the rule table
+    uint32_t assumptions = kAssumeNothing;
+  };
+  GraphBuilder() = default;
+  explicit GraphBuilder(Options options) : options_(options) {}
+
+  NodeId constant(double value);
+  NodeId boolean(bool value);
+  NodeId input(InputRef ref);
+  NodeId make(Op op, NodeId a = kNoNode, NodeId b = kNoNode, NodeId c = kNoNode,
+              int32_t int_attr = 0);
+
+  const Node& operator[](NodeId id) const { return graph_.nodes[id]; }
+  size_t size() const { return graph_.nodes.size(); }
+  Options& options() { return options_; }
+
+  void add_output(Output output);
+  // Hands over the graph; the builder is empty afterwards.
+  Graph finish();
+
+ private:
+  NodeId intern(const Node& node);
+  NodeId fold(Op op, const NodeId* args, int arity, int32_t int_attr);
+
+  Options options_;
+  Graph graph_;
+  struct KeyHash {
+    size_t operator()(const Node& n) const;
+  };
+  struct KeyEq {
+    bool operator()(const Node& a, const Node& b) const;
+  };
+  std::unordered_map<Node, NodeId, KeyHash, KeyEq> index_;
+};
+
+// Rebuilds `graph` through a builder with `options`, keeping only what the outputs need
+// (dead-code elimination) plus every Var and Data input, so a graph's inputs never
+// disappear. This is how every pass that simplifies works: nodes are re-made in order, so
+// folding and rules see already-rebuilt arguments.
+//   replace_input  (may be empty) returns a replacement for an Input node, or kNoNode to
+//                  keep it; the differentiation pass uses it to substitute delta = 0.
+//   assumptions_for (may be empty) gives the rule assumptions for rebuilding one old node.
+struct RebuildHooks {
+  std::function<NodeId(const Node& input, GraphBuilder& builder)> replace_input;
+  std::function<uint32_t(NodeId old_node)> assumptions_for;
+};
+Graph rebuild(const Graph& graph, GraphBuilder::Options options, const RebuildHooks& hooks = {});
+
+// Marks nodes reachable from the outputs.
+std::vector<bool> live_nodes(const Graph& graph);
+
+}  // namespace lsjit::ir
