@@ -1,0 +1,191 @@
+#include "lsjit/ir/printer.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace lsjit::ir {
+namespace {
+
+constexpr uint64_t kDefaultNan = 0x7ff8000000000000ull;
+constexpr uint64_t kSignBit = 0x8000000000000000ull;
+
+std::string f64_literal(double v) {
+  const uint64_t bits = std::bit_cast<uint64_t>(v);
+  if (std::isnan(v)) {
+    if (bits == kDefaultNan) return "nan";
+    if (bits == (kDefaultNan | kSignBit)) return "-nan";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "nan(0x%016llx)", static_cast<unsigned long long>(bits));
+    return buf;
+  }
+  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+  char buf[32];
+  const auto result = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, result.ptr);
+}
+
+// The printed names of slots: their own, or a default (see printer.h) for empty ones.
+template <class Slot, class Default>
+std::vector<std::string> slot_names(const std::vector<Slot>& slots, Default default_name) {
+  std::vector<std::string> names;
+  for (const Slot& s : slots) names.push_back(s.name);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!slots[i].name.empty()) continue;
+    std::string candidate = default_name(i);
+    while (std::find(names.begin(), names.end(), candidate) != names.end()) candidate += '_';
+    names[i] = candidate;
+  }
+  return names;
+}
+
+struct Printer {
+  explicit Printer(const Trace& t) : trace(t) {}
+
+  const Trace& trace;
+  std::vector<std::string> var_names = slot_names(trace.signature.vars, [](size_t i) {
+    return i < 26 ? std::string(1, static_cast<char>('a' + i)) : "v" + std::to_string(i);
+  });
+  std::vector<std::string> data_names =
+      slot_names(trace.signature.data, [](size_t i) { return "d" + std::to_string(i); });
+  std::string out;
+
+  // A slot that the signature lacks (an invalid trace) prints as `?N`, which parse rejects.
+  std::string name_of(const std::vector<std::string>& names, uint32_t slot) const {
+    return slot < names.size() ? names[slot] : "?" + std::to_string(slot);
+  }
+
+  void line(const std::string& text) { out += text, out += '\n'; }
+
+  void header() {
+    const Signature& sig = trace.signature;
+    line("lsjit.ir 1");
+    line("cost " + (sig.name.empty() ? std::string("unnamed") : sig.name) +
+         " kind=" + std::string(cost_kind_name(sig.kind)) +
+         " stage=" + std::string(stage_name(trace.stage)) +
+         " residuals=" + std::to_string(sig.residual_dim));
+  }
+
+  void counts() {
+    const Graph& g = trace.graph;
+    std::array<size_t, kNumOps> by_op{};
+    for (const Node& n : g.nodes) ++by_op[static_cast<size_t>(n.op) % kNumOps];
+    std::string ops;
+    for (int i = 2; i < kNumOps; ++i)
+      if (by_op[i] != 0)
+        ops += (ops.empty() ? "" : ", ") + std::string(name(static_cast<Op>(i))) + " " +
+               std::to_string(by_op[i]);
+    line("# nodes " + std::to_string(g.size()) + ": const " + std::to_string(by_op[0]) +
+         ", input " + std::to_string(by_op[1]) + ", ops " + std::to_string(g.op_count()) +
+         (ops.empty() ? "" : " (" + ops + ")"));
+    const auto jacobians = std::count_if(g.outputs.begin(), g.outputs.end(), [](const Output& o) {
+      return o.role == OutputRole::Jacobian;
+    });
+    line("# outputs " + std::to_string(g.outputs.size()) + ": res " +
+         std::to_string(g.outputs.size() - jacobians) + ", J " + std::to_string(jacobians));
+  }
+
+  // Per variable: which entries of its Jacobian block are outputs other than constant 0.
+  void sparsity() {
+    const Graph& g = trace.graph;
+    const Signature& sig = trace.signature;
+    if (std::none_of(g.outputs.begin(), g.outputs.end(),
+                     [](const Output& o) { return o.role == OutputRole::Jacobian; }))
+      return;
+    const uint32_t rows = sig.residual_dim;
+    std::string summary, patterns;
+    for (uint32_t v = 0; v < sig.vars.size(); ++v) {
+      const uint32_t cols = sig.vars[v].tangent;
+      std::vector<std::string> grid(rows, std::string(cols, '.'));
+      size_t nonzero = 0;
+      for (const Output& o : g.outputs) {
+        if (o.role != OutputRole::Jacobian || o.var != v || o.row >= rows || o.col >= cols ||
+            o.node >= g.size() || g[o.node].is_const(0.0) || grid[o.row][o.col] == 'x')
+          continue;
+        grid[o.row][o.col] = 'x';
+        ++nonzero;
+      }
+      const std::string block = "J[" + var_names[v] + "]";
+      summary += (summary.empty() ? " " : ", ") + block + " " + std::to_string(rows) + "x" +
+                 std::to_string(cols) + " " + std::to_string(nonzero) + "/" +
+                 std::to_string(size_t{rows} * cols) + " nonzero";
+      if (rows > 64 || cols > 64) {
+        patterns += "# " + block + " pattern omitted: too large\n";
+        continue;
+      }
+      std::string rows_text;
+      for (const std::string& r : grid) rows_text += (rows_text.empty() ? "" : " | ") + r;
+      patterns += "# " + block + " = [" + rows_text + "]\n";
+    }
+    line("# jacobian sparsity:" + summary);
+    out += patterns;
+  }
+
+  void declarations() {
+    const Signature& sig = trace.signature;
+    auto type = [](const std::string& t) { return t.empty() ? std::string("?") : t; };
+    for (size_t i = 0; i < sig.vars.size(); ++i)
+      line("var " + var_names[i] + " : " + type(sig.vars[i].type) +
+           " ambient=" + std::to_string(sig.vars[i].ambient) +
+           " tangent=" + std::to_string(sig.vars[i].tangent));
+    for (size_t i = 0; i < sig.data.size(); ++i)
+      line("data " + data_names[i] + " : " + type(sig.data[i].type) +
+           " rows=" + std::to_string(sig.data[i].rows) +
+           " cols=" + std::to_string(sig.data[i].cols));
+  }
+
+  void node(NodeId id, const Node& n) {
+    std::string text = "%" + std::to_string(id) + " = ";
+    switch (n.op) {
+      case Op::Const:
+        text += "const ";
+        text += n.type == Type::Bool ? (n.value != 0.0 ? "true" : "false") : f64_literal(n.value);
+        break;
+      case Op::Input: {
+        const InputRef& in = n.input;
+        const bool is_data = in.kind == InputKind::Data;
+        text += in.kind == InputKind::Var ? "input var " : is_data ? "input data " : "input tangent ";
+        text += name_of(is_data ? data_names : var_names, in.slot);
+        text += "[" + std::to_string(in.component) + "]";
+        break;
+      }
+      default:
+        text += name(n.op);
+        for (int k = 0; k < std::min<int>(n.num_args, 3); ++k)
+          text += " %" + std::to_string(n.args[k]);
+        if (n.op == Op::Powi) text += " " + std::to_string(n.int_attr);
+    }
+    line(text + " : " + std::string(type_name(n.type)));
+  }
+
+  void output(const Output& o) {
+    const std::string target =
+        o.role == OutputRole::Residual
+            ? "res[" + std::to_string(o.row) + "]"
+            : "J[" + name_of(var_names, o.var) + "](" + std::to_string(o.row) + "," +
+                  std::to_string(o.col) + ")";
+    line(target + " = %" + std::to_string(o.node));
+  }
+};
+
+}  // namespace
+
+std::string print(const Trace& trace) {
+  Printer p{trace};
+  p.header();
+  p.counts();
+  p.sparsity();
+  p.declarations();
+  for (NodeId i = 0; i < trace.graph.size(); ++i) p.node(i, trace.graph.nodes[i]);
+  for (const Output& o : trace.graph.outputs) p.output(o);
+  p.line("end");
+  return std::move(p.out);
+}
+
+}  // namespace lsjit::ir
