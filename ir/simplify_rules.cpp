@@ -66,6 +66,8 @@ constexpr RewriteRule kRules[] = {
   {"(select true x y)",       "x",                 N},
   {"(select false x y)",      "y",                 N},
   {"(select c x x)",          "x",                 N},
+  {"(add (select c x 0) (select c 0 y))", "(select c x y)", Z},  // how derivatives of
+  {"(add (select c 0 x) (select c y 0))", "(select c y x)", Z},  // select/min/max add up
   {"(select (not c) x y)",    "(select c y x)",    N},
   {"(not (not c))",           "c",                 N},
   {"(and c true)",            "c",                 N},
