@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "lsjit/ir/structural_hash.h"
+
 namespace lsjit::ir {
 namespace {
 
@@ -70,6 +72,8 @@ struct Printer {
          " kind=" + std::string(cost_kind_name(sig.kind)) +
          " stage=" + std::string(stage_name(trace.stage)) +
          " residuals=" + std::to_string(sig.residual_dim));
+    line("# structural hash " + structural_hash(trace).hex() +
+         " (the static key: equal for traces that differ only in IDs, values, data)");
   }
 
   void counts() {

@@ -11,6 +11,7 @@
 //
 //   lsjit.ir 1                                         format and version
 //   cost se2_between kind=least_squares stage=jacobian residuals=3
+//   # structural hash 9f3c...(32 hex digits)            structural_hash.h
 //   # nodes 57: const 3, input 10, ops 44 (add 12, mul 20, ...)    counts, op-table order
 //   # outputs 12: res 3, J 9
 //   # jacobian sparsity: J[a] 3x3 9/9 nonzero, J[b] 3x3 5/9 nonzero   (if any J outputs)

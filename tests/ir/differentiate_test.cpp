@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../support/jacobian_check.h"
+#include "../support/round_trip.h"
 #include "lsjit/ir/differentiate.h"
 #include "lsjit/ir/sym_eigen.h"
 
@@ -236,6 +237,23 @@ TEST_CASE("IR Jacobians match central finite differences on every op") {
     }
   }
   CHECK(checked >= 100);
+}
+
+TEST_CASE("print -> parse -> print is the identity on every test graph at every stage") {
+  std::mt19937_64 rng(99);
+  std::uniform_real_distribution<double> u(0.3, 0.9);
+  for (const TestFunction& t : test_functions()) {
+    CAPTURE(t.name);
+    const lsjit::ir::Trace traced = trace_function(t);
+    lsjit::ir::InputValues in;
+    in.vars = {std::vector<double>(t.inputs)};
+    for (double& v : in.vars[0]) v = u(rng);
+    in.data = {{0.7, -1.3}};
+    lsjit::testing::check_round_trip(traced, in);
+    lsjit::testing::check_round_trip(lsjit::ir::simplify_residual(traced), in);
+    for (auto mode : {lsjit::ir::Accumulation::Forward, lsjit::ir::Accumulation::Reverse})
+      lsjit::testing::check_round_trip(lsjit::ir::differentiate(traced, mode), in);
+  }
 }
 
 TEST_CASE("every op of the op table appears in the finite-difference functions") {

@@ -167,7 +167,7 @@ TEST_CASE("text format: jacobian outputs, tangent inputs and the sparsity commen
 
 TEST_CASE("text format: empty names print as defaults and parse back as those names") {
   Trace t;
-  t.signature.vars = {{"", "SE3", 7, 6}, {"a", "SE3", 7, 6}, {"", "", 1, 1}};
+  t.signature.vars = {{"", "SE3", 7, 6}, {"a", "SE3", 7, 6}, {"", "Scalar", 1, 1}};
   t.signature.data = {{"", "f64", 1, 1}};
   t.signature.residual_dim = 1;
   GraphBuilder b;
@@ -178,13 +178,12 @@ TEST_CASE("text format: empty names print as defaults and parse back as those na
   INFO(text);
   CHECK(text.find("cost unnamed kind=least_squares") != std::string::npos);
   CHECK(text.find("var a_ : SE3 ambient=7 tangent=6\nvar a : SE3 ambient=7 tangent=6\n"
-                  "var c : ? ambient=1 tangent=1\ndata d0 : f64 rows=1 cols=1\n") !=
+                  "var c : Scalar ambient=1 tangent=1\ndata d0 : f64 rows=1 cols=1\n") !=
         std::string::npos);
   const Trace back = parse(text);
   CHECK(back.graph == t.graph);
   CHECK(back.signature.name == "unnamed");
   CHECK(back.signature.vars[0].name == "a_");
-  CHECK(back.signature.vars[2].type == "?");
   CHECK(back.signature.data[0].name == "d0");
   CHECK(print(back) == text);
 }
