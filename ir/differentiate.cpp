@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "lsjit/ir/verify.h"
+
 namespace lsjit::ir {
 namespace {
 
@@ -208,6 +210,7 @@ Trace build(const Trace& traced, Accumulation mode) {
 void check_traced(const Trace& traced) {
   if (traced.stage != Stage::Traced)
     throw std::logic_error("differentiation expects a trace at stage 'traced'");
+  verify(traced);
 }
 
 }  // namespace
@@ -219,8 +222,10 @@ Trace simplify_residual(const Trace& traced) {
     p.builder.add_output({OutputRole::Residual, r, 0, 0, p.residual[r]});
   const size_t primal_size = p.primal_size;
   Graph g = p.builder.finish();
-  return Trace{traced.signature, Stage::Simplified,
+  Trace result{traced.signature, Stage::Simplified,
                substitute_zero_tangent(g, p.depends, primal_size)};
+  verify(result);
+  return result;
 }
 
 Trace differentiate(const Trace& traced, Accumulation mode, DifferentiationReport* report) {
@@ -244,6 +249,7 @@ Trace differentiate(const Trace& traced, Accumulation mode, DifferentiationRepor
     r.residual_ops = simplify_residual(traced).graph.op_count();
     *report = r;
   }
+  verify(result);
   return result;
 }
 

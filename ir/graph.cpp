@@ -29,6 +29,19 @@ std::string_view stage_name(Stage stage) {
   return "?";
 }
 
+std::optional<CostKind> cost_kind_from_name(std::string_view name) {
+  for (CostKind k : {CostKind::LeastSquares, CostKind::Equality, CostKind::InequalityLe,
+                     CostKind::InequalityGe})
+    if (cost_kind_name(k) == name) return k;
+  return std::nullopt;
+}
+
+std::optional<Stage> stage_from_name(std::string_view name) {
+  for (Stage s : {Stage::Traced, Stage::Simplified, Stage::Jacobian})
+    if (stage_name(s) == name) return s;
+  return std::nullopt;
+}
+
 size_t Graph::op_count() const {
   return static_cast<size_t>(std::count_if(nodes.begin(), nodes.end(), [](const Node& n) {
     return n.op != Op::Const && n.op != Op::Input;

@@ -14,11 +14,16 @@
 //           present only until differentiation substitutes delta = 0.
 // Outputs are named by role: residual `res[row]`, or Jacobian `J[var](row, col)` (col is the
 // tangent component).
+//
+// Every invariant of a Trace (these, the op table's, the signature's and the stage rules
+// below) is written down and checked in verify.h; every pass verifies its output.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -64,6 +69,8 @@ struct Output {
 
 enum class CostKind : uint8_t { LeastSquares, Equality, InequalityLe, InequalityGe };
 std::string_view cost_kind_name(CostKind kind);
+// The kind named `name` (as cost_kind_name prints it), or nullopt.
+std::optional<CostKind> cost_kind_from_name(std::string_view name);
 
 struct VarSlot {
   std::string name;  // as printed: a, b, ... unless given
@@ -109,9 +116,21 @@ struct Graph {
   bool operator==(const Graph& other) const;
 };
 
-// A cost at one stage of the pipeline.
+// A cost at one stage of the pipeline. Besides the invariants of every graph (verify.h),
+// each stage has its rules, checked by verify() and by the parser:
+//   Traced      what the tracer records: residual outputs only; Tangent inputs allowed
+//               (they are how the retraction x ⊞ δ was traced).
+//   Simplified  simplify_residual(): residual outputs only; no Tangent input nodes.
+//   Jacobian    differentiate(): no Tangent input nodes; exactly one output J[var](row, col)
+//               for every variable slot, residual row and tangent column (structural zeros
+//               are outputs of const 0), plus every residual.
+// At every stage each residual row has exactly one output.
 enum class Stage : uint8_t { Traced, Simplified, Jacobian };
 std::string_view stage_name(Stage stage);
+// The stage named `name` (as stage_name prints it), or nullopt.
+std::optional<Stage> stage_from_name(std::string_view name);
+constexpr bool stage_allows_tangent_inputs(Stage stage) { return stage == Stage::Traced; }
+constexpr bool stage_has_jacobian(Stage stage) { return stage == Stage::Jacobian; }
 
 struct Trace {
   Signature signature;

@@ -4,15 +4,16 @@
 #include <bit>
 #include <charconv>
 #include <cstdint>
-#include <cstdio>
 #include <limits>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "lsjit/ir/error.h"
+#include "lsjit/ir/verify.h"
 
 namespace lsjit::ir {
 namespace {
@@ -27,34 +28,6 @@ bool is_alnum(char c) {
 }
 // Characters of a word token: names, keywords, numbers (including 1e+100, -inf).
 bool is_word_char(char c) { return is_alnum(c) || c == '_' || c == '.' || c == '-' || c == '+'; }
-
-bool is_identifier(std::string_view s) {
-  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
-  for (char c : s)
-    if (!is_alnum(c) && c != '_') return false;
-  return true;
-}
-
-bool is_cost_name(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s)
-    if (!is_alnum(c) && c != '_' && c != '.' && c != '-') return false;
-  return true;
-}
-
-std::string quoted(std::string_view s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f) {
-      out += c;
-    } else {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(c));
-      out += buf;
-    }
-  }
-  return out + "'";
-}
 
 std::optional<double> parse_f64(std::string_view w, bool* out_of_range) {
   if (w == "nan") return std::bit_cast<double>(kDefaultNan);
@@ -185,6 +158,7 @@ class Parser {
     if (!next_line()) fail_at_eof("the cost line 'cost NAME kind=KIND stage=STAGE residuals=N'");
     cost(*line_);
     enum { kDecls, kNodes, kOutputs } section = kDecls;
+    size_t end_at = 0;  // the column of `end`
     const char* const kNext[] = {"a declaration (var, data), a node, an output or 'end'",
                                  "a node, an output or 'end'", "an output or 'end'"};
     while (true) {
@@ -202,16 +176,22 @@ class Parser {
           l.fail_token(std::string(kNext[section]) + " (declarations come before nodes)");
         declaration(l, w == "var");
       } else if (w == "res" || w == "J") {
+        if (w == "J" && !stage_has_jacobian(trace_.stage))
+          l.fail_token("a residual output 'res[ROW]' or 'end' (stage " +
+                       std::string(stage_name(trace_.stage)) + " has no Jacobian outputs)");
         section = kOutputs;
         output(l, w == "J");
       } else if (w == "end") {
+        end_at = l.start();
         l.end_of_line("end of line after 'end'");
         break;
       } else {
         l.fail_token(kNext[section]);
       }
     }
+    const Line end_line = *line_;
     if (next_line()) line_->fail_here("nothing but comments after 'end'");
+    whole_trace(end_line, end_at);
     return std::move(trace_);
   }
 
@@ -246,6 +226,27 @@ class Parser {
                 ", found end of file");
   }
 
+  // At `end`: the checks that need the whole trace. The parser has checked every other
+  // invariant of verify.h where it read the token; verify() runs last as a backstop, so a
+  // check missing here is still an lsjit::Error and not a malformed trace.
+  void whole_trace(const Line& l, size_t at) {
+    const Signature& sig = trace_.signature;
+    if (const auto missing = first_missing_output(sig, trace_.stage, trace_.graph.outputs)) {
+      if (missing->role == OutputRole::Residual)
+        l.fail_at(at, "an output for every residual row (residuals=" +
+                          std::to_string(sig.residual_dim) + ") before 'end'",
+                  "none for " + output_name(sig, *missing));
+      l.fail_at(at, "a Jacobian output for every variable, residual row and tangent column "
+                    "at stage jacobian before 'end'",
+                "none for " + output_name(sig, *missing));
+    }
+    try {
+      verify(trace_);
+    } catch (const std::logic_error& e) {
+      l.fail_at(at, "a trace that keeps the invariants of verify.h", e.what());
+    }
+  }
+
   void header(Line& l) {
     l.keyword("lsjit.ir", "the header 'lsjit.ir 1'");
     if (l.uint("a format version") != 1) l.fail_token("format version 1");
@@ -259,21 +260,15 @@ class Parser {
     if (!is_cost_name(name)) l.fail_token("a cost name (letters, digits, '_', '.', '-')");
     sig.name = name;
     l.key("kind");
-    const std::string_view kind = l.word();
-    bool found = false;
-    for (CostKind k : {CostKind::LeastSquares, CostKind::Equality, CostKind::InequalityLe,
-                       CostKind::InequalityGe})
-      if (cost_kind_name(k) == kind) sig.kind = k, found = true;
-    if (!found)
-      l.fail_token("a cost kind (least_squares, equality, inequality_le, inequality_ge)");
+    const std::optional<CostKind> kind = cost_kind_from_name(l.word());
+    if (!kind) l.fail_token("a cost kind (least_squares, equality, inequality_le, inequality_ge)");
+    sig.kind = *kind;
     l.key("stage");
-    const std::string_view stage = l.word();
-    found = false;
-    for (Stage s : {Stage::Traced, Stage::Simplified, Stage::Jacobian})
-      if (stage_name(s) == stage) trace_.stage = s, found = true;
-    if (!found) l.fail_token("a stage (traced, simplified, jacobian)");
+    const std::optional<Stage> stage = stage_from_name(l.word());
+    if (!stage) l.fail_token("a stage (traced, simplified, jacobian)");
+    trace_.stage = *stage;
     l.key("residuals");
-    sig.residual_dim = l.uint("the number of residuals");
+    sig.residual_dim = at_least_1(l, "the number of residuals");
     l.end_of_line("end of line after the cost line");
   }
 
@@ -287,23 +282,23 @@ class Parser {
                 quoted(name) + ", already declared at line " + std::to_string(it->second.line));
     l.expect(':', "':' and the type of " + std::string(name));
     const std::string_view type = l.nonspace();
-    if (type.empty()) l.fail_token("the type of " + std::string(name));
+    if (!is_type_name(type)) l.fail_token("the type of " + std::string(name));
     const uint32_t slot = static_cast<uint32_t>(is_var ? trace_.signature.vars.size()
                                                        : trace_.signature.data.size());
     names.emplace(std::string(name), Declared{slot, l.number()});
     if (is_var) {
       VarSlot v{std::string(name), std::string(type)};
       l.key("ambient");
-      v.ambient = l.uint("the ambient dimension");
+      v.ambient = at_least_1(l, "the ambient dimension");
       l.key("tangent");
-      v.tangent = l.uint("the tangent dimension");
+      v.tangent = at_least_1(l, "the tangent dimension");
       trace_.signature.vars.push_back(std::move(v));
     } else {
       DataSlot d{std::string(name), std::string(type)};
       l.key("rows");
-      d.rows = l.uint("the number of rows");
+      d.rows = at_least_1(l, "the number of rows");
       l.key("cols");
-      d.cols = l.uint("the number of columns");
+      d.cols = at_least_1(l, "the number of columns");
       if (uint64_t{d.rows} * d.cols > UINT32_MAX) l.fail_token("rows*cols below 2^32");
       trace_.signature.data.push_back(std::move(d));
     }
@@ -321,6 +316,12 @@ class Parser {
     for (const std::string& n : in_order) list += (list.empty() ? "" : ", ") + n;
     l.fail_token(std::string(is_var ? "a declared variable" : "a declared data slot") + " (" +
                  (list.empty() ? "none is declared" : list) + ")");
+  }
+
+  uint32_t at_least_1(Line& l, std::string_view what) {
+    const uint32_t v = l.uint(what);
+    if (v == 0) l.fail_token(std::string(what) + " (at least 1)");
+    return v;
   }
 
   uint32_t below(Line& l, std::string_view what, uint32_t bound, std::string_view why) {
@@ -396,7 +397,11 @@ class Parser {
     n.op = Op::Input;
     const std::string_view kind = l.word();
     if (kind == "var") n.input.kind = InputKind::Var;
-    else if (kind == "tangent") n.input.kind = InputKind::Tangent;
+    else if (kind == "tangent" && stage_allows_tangent_inputs(trace_.stage))
+      n.input.kind = InputKind::Tangent;
+    else if (kind == "tangent")
+      l.fail_token("'var' or 'data' after input (stage " +
+                   std::string(stage_name(trace_.stage)) + " has no tangent inputs)");
     else if (kind == "data") n.input.kind = InputKind::Data;
     else l.fail_token("'var', 'data' or 'tangent' after input");
     const bool is_data = n.input.kind == InputKind::Data;

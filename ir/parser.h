@@ -21,8 +21,16 @@
 //   - outputs: res row < residuals; J names a variable, row < residuals, column < its
 //     tangent dimension; the node exists and is f64; no output target appears twice;
 //   - names are declared once per kind; sections come in the order above; the text ends
-//     with `end` and nothing but comments follows it (so a truncated file is an error).
-// It does not check that the graph is hash-consed or canonically ordered.
+//     with `end` and nothing but comments follows it (so a truncated file is an error);
+//   - the signature rules of verify.h: names as below, residuals, ambient, tangent, rows
+//     and cols at least 1;
+//   - the stage rules of graph.h: a `tangent` input only at stage traced, J outputs only at
+//     stage jacobian (reported where they are written); at `end`, that every residual row
+//     has an output and, at stage jacobian, that every J[var](row, col) has one (reported
+//     at the `end` line, naming the first missing output).
+// Finally it runs verify() (verify.h) on the result, reporting any violation at the `end`
+// line, so a parsed trace always keeps the invariants of verify.h. It does not check that
+// the graph is hash-consed or canonically ordered.
 //
 // Errors throw lsjit::Error with the message
 //   SOURCE:LINE:COL: expected WHAT, found WHAT

@@ -1,7 +1,7 @@
 // The text form of an ir::Trace, and its printer. parse() (parser.h) reads it back.
 //
-// Contract: for every Trace whose graph keeps the invariants of graph.h and whose names
-// are printable (below), parse(print(t)) has the same signature, stage and graph
+// Contract: for every Trace that passes verify() (verify.h: the graph invariants, the stage
+// rules of graph.h, and the name and size rules of the signature), parse(print(t)) has the same signature, stage and graph
 // (Graph::operator==, which compares constants bit for bit), and
 // print(parse(print(t))) == print(t) byte for byte.
 //

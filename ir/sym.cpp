@@ -3,6 +3,8 @@
 #include <atomic>
 #include <string>
 
+#include "lsjit/ir/verify.h"
+
 namespace lsjit {
 namespace {
 
@@ -42,6 +44,8 @@ Tracer::Tracer(ir::Signature signature)
       builder_(kTraceOptions),
       id_(g_next_trace_id.fetch_add(1)),
       previous_(g_active) {
+  // Before becoming the active trace: a throwing constructor runs no destructor.
+  ir::verify_signature(signature_, ir::ResidualDim::MayBeZero);
   g_active = this;
   for (uint32_t s = 0; s < signature_.vars.size(); ++s) {
     const ir::VarSlot& v = signature_.vars[s];
@@ -101,7 +105,9 @@ ir::Trace Tracer::finish() {
   if (signature_.residual_dim == 0 || builder_.size() == 0)
     throw Error("lsjit: cost '" + signature_.name + "' was traced without a residual");
   finished_ = true;
-  return ir::Trace{signature_, ir::Stage::Traced, builder_.finish()};
+  ir::Trace trace{signature_, ir::Stage::Traced, builder_.finish()};
+  ir::verify(trace);
+  return trace;
 }
 
 Sym::Sym(double value) {

@@ -31,7 +31,8 @@ template <class T>
 inline constexpr bool always_false = false;
 }
 
-// Records one trace. Construction makes it the active trace of this thread (saving any
+// Records one trace. Construction checks the signature (verify_signature: identifier
+// names, unique per kind; throws lsjit::Error) and makes it the active trace of this thread (saving any
 // previous one, restored on destruction). Inputs are created up front in signature
 // order: for each variable slot its ambient components, then its tangent components;
 // then each data slot's components.

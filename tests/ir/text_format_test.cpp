@@ -5,12 +5,14 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "lsjit/ir/error.h"
 #include "lsjit/ir/graph.h"
 #include "lsjit/ir/parser.h"
 #include "lsjit/ir/printer.h"
+#include "lsjit/ir/verify.h"
 
 using namespace lsjit::ir;
 
@@ -60,6 +62,13 @@ GraphBuilder plain_builder() { return GraphBuilder({.fold_constants = false, .re
 const std::string kHead =
     "lsjit.ir 1\n"
     "cost c kind=least_squares stage=traced residuals=2\n"
+    "var a : SE2 ambient=4 tangent=3\n"
+    "data z : Vec3 rows=3 cols=1\n";
+
+// The same at stage jacobian, where J outputs may be written.
+const std::string kJacobianHead =
+    "lsjit.ir 1\n"
+    "cost c kind=least_squares stage=jacobian residuals=2\n"
     "var a : SE2 ambient=4 tangent=3\n"
     "data z : Vec3 rows=3 cols=1\n";
 
@@ -133,7 +142,7 @@ TEST_CASE("text format: special f64 constants and bool constants keep their bits
     CHECK_MESSAGE(text.find(std::string(line) + "\n") != std::string::npos, line);
 }
 
-TEST_CASE("text format: jacobian outputs, tangent inputs and the sparsity comment") {
+TEST_CASE("text format: jacobian outputs and the sparsity comment") {
   Trace t;
   t.signature = two_var_signature();
   t.signature.kind = CostKind::Equality;
@@ -141,28 +150,49 @@ TEST_CASE("text format: jacobian outputs, tangent inputs and the sparsity commen
   t.stage = Stage::Jacobian;
   GraphBuilder b = plain_builder();
   const NodeId x = b.input({InputKind::Var, 0, 3});
-  const NodeId d = b.input({InputKind::Tangent, 0, 2});
   const NodeId z = b.input({InputKind::Data, 0, 0});
   const NodeId zero = b.constant(0.0);
   const NodeId s = b.make(Op::Mul, b.make(Op::Sin, x), z);
   b.add_output({.row = 0, .node = s});
-  b.add_output({.row = 1, .node = d});
+  b.add_output({.row = 1, .node = x});
   b.add_output({.role = OutputRole::Jacobian, .row = 0, .var = 0, .col = 0, .node = s});
   b.add_output({.role = OutputRole::Jacobian, .row = 1, .var = 0, .col = 2, .node = x});
-  b.add_output({.role = OutputRole::Jacobian, .row = 1, .var = 0, .col = 1, .node = zero});
   b.add_output({.role = OutputRole::Jacobian, .row = 1, .var = 1, .col = 1, .node = z});
+  // Stage jacobian has an output for every entry; the structural zeros are const 0.
+  for (const auto& [var, row, col] : {std::tuple{0u, 0u, 1u}, {0u, 0u, 2u}, {0u, 1u, 0u},
+                                      {0u, 1u, 1u}, {1u, 0u, 0u}, {1u, 0u, 1u}, {1u, 1u, 0u}})
+    b.add_output({.role = OutputRole::Jacobian, .row = row, .var = var, .col = col, .node = zero});
   t.graph = b.finish();
+  REQUIRE_NOTHROW(verify(t));
 
   check_round_trip(t);
   const std::string text = print(t);
   CHECK(text.find("cost se2_between kind=equality stage=jacobian residuals=2\n") != std::string::npos);
-  CHECK(text.find("# outputs 6: res 2, J 4\n") != std::string::npos);
+  CHECK(text.find("# outputs 12: res 2, J 10\n") != std::string::npos);
   CHECK(text.find("# jacobian sparsity: J[a] 2x3 2/6 nonzero, J[b] 2x2 1/4 nonzero\n"
                   "# J[a] = [x.. | ..x]\n"
                   "# J[b] = [.. | .x]\n") != std::string::npos);
-  CHECK(text.find("%1 = input tangent a[2] : f64\n") != std::string::npos);
   CHECK(text.find("J[a](1,2) = %0\n") != std::string::npos);
-  CHECK(text.find("J[b](1,1) = %2\n") != std::string::npos);
+  CHECK(text.find("J[b](1,1) = %1\n") != std::string::npos);
+  CHECK(text.find("J[b](1,0) = %2\n") != std::string::npos);
+}
+
+TEST_CASE("text format: tangent inputs round-trip at stage traced") {
+  Trace t;
+  t.signature = two_var_signature();
+  t.signature.residual_dim = 2;
+  GraphBuilder b = plain_builder();
+  const NodeId x = b.input({InputKind::Var, 0, 3});
+  const NodeId d = b.input({InputKind::Tangent, 0, 2});
+  b.add_output({.row = 0, .node = b.make(Op::Add, x, d)});
+  b.add_output({.row = 1, .node = d});
+  t.graph = b.finish();
+  REQUIRE_NOTHROW(verify(t));
+
+  check_round_trip(t);
+  const std::string text = print(t);
+  CHECK(text.find("%1 = input tangent a[2] : f64\n") != std::string::npos);
+  CHECK(text.find("res[1] = %1\n") != std::string::npos);
 }
 
 TEST_CASE("text format: empty names print as defaults and parse back as those names") {
@@ -348,7 +378,7 @@ TEST_CASE("parse rejects unknown variable and data names") {
               "expected a declared data slot (z), found 'a'");
   CHECK_ERROR(kHead + "%0 = input velocity a[0] : f64\n", "t.ir:5:12: ",
               "expected 'var', 'data' or 'tangent' after input, found 'velocity'");
-  CHECK_ERROR(kHead + "%0 = input var a[0] : f64\nJ[c](0,0) = %0\n", "t.ir:6:3: ",
+  CHECK_ERROR(kJacobianHead + "%0 = input var a[0] : f64\nJ[c](0,0) = %0\n", "t.ir:6:3: ",
               "expected a declared variable (a), found 'c'");
 }
 
@@ -383,7 +413,8 @@ TEST_CASE("parse rejects duplicate and misplaced declarations") {
 }
 
 TEST_CASE("parse rejects outputs out of range, of bool type or given twice") {
-  const std::string nodes = kHead + "%0 = input var a[0] : f64\n%1 = lt %0 %0 : bool\n";
+  const std::string nodes =
+      kJacobianHead + "%0 = input var a[0] : f64\n%1 = lt %0 %0 : bool\n";
   CHECK_ERROR(nodes + "res[2] = %0\n", "t.ir:7:5: ",
               "expected a residual row below 2 (residuals=2), found '2'");
   CHECK_ERROR(nodes + "J[a](2,0) = %0\n", "t.ir:7:6: ", "expected a residual row below 2");
@@ -409,4 +440,74 @@ TEST_CASE("parse errors name the source given by the caller") {
   } catch (const lsjit::Error& e) {
     CHECK(std::string(e.what()).find("costs/se2.ir:2:1: expected the cost line") == 0);
   }
+}
+
+TEST_CASE("parse rejects sizes of 0") {
+  CHECK_ERROR("lsjit.ir 1\ncost c kind=equality stage=traced residuals=0\n", "t.ir:2:45: ",
+              "expected the number of residuals (at least 1), found '0'");
+  CHECK_ERROR(kHead + "var b : SE3 ambient=0 tangent=6\n", "t.ir:5:21: ",
+              "expected the ambient dimension (at least 1), found '0'");
+  CHECK_ERROR(kHead + "var b : SE3 ambient=7 tangent=0\n", "t.ir:5:31: ",
+              "expected the tangent dimension (at least 1), found '0'");
+  CHECK_ERROR(kHead + "data w : M rows=0 cols=1\n", "t.ir:5:17: ",
+              "expected the number of rows (at least 1), found '0'");
+  CHECK_ERROR(kHead + "data w : M rows=1 cols=0\n", "t.ir:5:24: ",
+              "expected the number of columns (at least 1), found '0'");
+}
+
+TEST_CASE("parse rejects tangent inputs after stage traced") {
+  for (const char* stage : {"simplified", "jacobian"}) {
+    std::string head = kHead;
+    head.replace(head.find("traced"), 6, stage);
+    CHECK_ERROR(head + "%0 = input tangent a[0] : f64\n", "t.ir:5:12: ",
+                "expected 'var' or 'data' after input (stage " + std::string(stage) +
+                    " has no tangent inputs), found 'tangent'");
+  }
+}
+
+TEST_CASE("parse rejects Jacobian outputs before stage jacobian") {
+  for (const char* stage : {"traced", "simplified"}) {
+    std::string head = kHead;
+    head.replace(head.find("traced"), 6, stage);
+    CHECK_ERROR(head + "%0 = input var a[0] : f64\nres[0] = %0\nres[1] = %0\nJ[a](0,0) = %0\n",
+                "t.ir:8:1: ",
+                "expected a residual output 'res[ROW]' or 'end' (stage " + std::string(stage) +
+                    " has no Jacobian outputs), found 'J'");
+  }
+}
+
+TEST_CASE("parse rejects a residual row without an output") {
+  const std::string nodes = kHead + "%0 = input var a[0] : f64\n";
+  CHECK_ERROR(nodes + "res[1] = %0\nend\n", "t.ir:7:1: ",
+              "expected an output for every residual row (residuals=2) before 'end', found "
+              "none for res[0]");
+  CHECK_ERROR(nodes + "res[0] = %0\n  end  # comment\n", "t.ir:7:3: ", "found none for res[1]");
+  CHECK_ERROR(nodes + "end\n", "t.ir:6:1: ", "found none for res[0]");
+  // The text after `end` is checked first: a truncated or garbled file says so.
+  CHECK_ERROR(nodes + "end\nres[0] = %0\n", "t.ir:7:1: ", "expected nothing but comments");
+}
+
+TEST_CASE("parse rejects an incomplete Jacobian at stage jacobian") {
+  const std::string outputs = kJacobianHead +
+                              "%0 = input var a[0] : f64\n"
+                              "%1 = const 0 : f64\n"
+                              "res[0] = %0\n"
+                              "res[1] = %0\n";
+  std::string jacobian;  // every entry but J[a](1,1), in scrambled order
+  for (const char* entry : {"(1,2)", "(0,0)", "(1,0)", "(0,2)", "(0,1)"})
+    jacobian += "J[a]" + std::string(entry) + " = %1\n";
+  CHECK_ERROR(outputs + jacobian + "end\n", "t.ir:14:1: ",
+              "expected a Jacobian output for every variable, residual row and tangent column "
+              "at stage jacobian before 'end', found none for J[a](1,1)");
+  CHECK_ERROR(outputs + "end\n", "t.ir:9:1: ", "found none for J[a](0,0)");
+  // Missing residual rows are reported first.
+  CHECK_ERROR(kJacobianHead + "%0 = input var a[0] : f64\n%1 = const 0 : f64\nres[0] = %0\n" +
+                  jacobian + "end\n",
+              "t.ir:13:1: ", "found none for res[1]");
+
+  const Trace complete = parse(outputs + jacobian + "J[a](1,1) = %0\nend\n");
+  CHECK(complete.stage == Stage::Jacobian);
+  CHECK(complete.graph.outputs.size() == 8);
+  CHECK_NOTHROW(verify(complete));
+  check_round_trip(complete);
 }
