@@ -1,9 +1,9 @@
 // The text form of an ir::Trace, and its printer. parse() (parser.h) reads it back.
 //
-// Contract: for every Trace that passes verify() (verify.h: the graph invariants, the stage
-// rules of graph.h, and the name and size rules of the signature), parse(print(t)) has the same signature, stage and graph
-// (Graph::operator==, which compares constants bit for bit), and
-// print(parse(print(t))) == print(t) byte for byte.
+// Contract: for every Trace that passes verify() (verify.h: the graph invariants, the
+// stage rules of graph.h, the name and size rules of the signature), parse(print(t)) has
+// the same signature, stage and graph (Graph::operator==, which compares constants bit
+// for bit), and print(parse(print(t))) == print(t) byte for byte.
 //
 // The format: one item per line; `#` starts a comment that runs to the end of the line;
 // blank lines and comments are ignored by the parser, so the comment lines below are
