@@ -1,1 +1,45 @@
-int main() { return 0; }
+// lsjit: solve least-squares problems, dump traces, inspect the kernel cache.
+#include <iostream>
+#include <string>
+
+#include "lsjit/ir/error.h"
+#include "commands.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: lsjit <command> [options]
+
+commands:
+  trace COST [--stage traced|simplified|jacobian]
+                      print a built-in cost's IR at one stage (default: jacobian)
+  trace FILE.ir [--stage ...]
+                      read IR text (e.g. a dumped trace), check it, and print it at a
+                      stage (a traced file can be simplified or differentiated)
+  trace --list        list the built-in costs
+  trace --op-counts   op counts of every built-in cost: residual alone, and residual +
+                      Jacobian with forward and with reverse accumulation
+  help                show this message
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  const std::string command = argv[1];
+  const lsjit::cli::Args args(argv + 2, argv + argc);
+  try {
+    if (command == "trace") return lsjit::cli::trace_command(args, std::cout, std::cerr);
+    if (command == "help" || command == "--help" || command == "-h") {
+      std::cout << kUsage;
+      return 0;
+    }
+    std::cerr << "lsjit: unknown command '" << command << "'\n" << kUsage;
+    return 2;
+  } catch (const lsjit::Error& e) {
+    std::cerr << "lsjit: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,117 @@
+// Variable types: what a cost's variable arguments are, and how lsjit perturbs them.
+//
+// A variable handle is a type plus an integer ID (IDs need not be contiguous or sorted).
+// The type is static (it sets the Jacobian block size and the retraction); the ID is a
+// runtime input. Each type provides:
+//   kName, kAmbient, kTangent     its name in the IR and cache key, parameter and tangent size
+//   Value<S>                      what v[var] returns inside a cost (S = double or Sym)
+//   from_params<S>(p)             builds a Value from its ambient parameters
+//   params(value)                 the ambient parameters of a double Value
+//   retract<S>(x, delta)          x ⊞ delta: x + delta for Euclidean types, x·exp(delta)
+//                                 for Lie groups (right perturbation)
+// Parameter layouts and tangent orders of the Lie groups are documented in runtime/lie/.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+#include "lsjit/runtime/lie/lie.h"
+
+namespace lsjit {
+
+namespace detail {
+template <template <class> class G, class Self>
+struct GroupVar {
+  template <class S>
+  using Value = G<S>;
+  static constexpr int kAmbient = G<double>::kAmbient;
+  static constexpr int kTangent = G<double>::kTangent;
+  template <class S>
+  static G<S> from_params(const Eigen::Matrix<S, kAmbient, 1>& p) {
+    return G<S>::from_params(p);
+  }
+  static Eigen::Matrix<double, kAmbient, 1> params(const G<double>& g) { return g.params(); }
+  template <class S>
+  static G<S> retract(const G<S>& x, const Eigen::Matrix<S, kTangent, 1>& delta) {
+    return x.retract(delta);
+  }
+
+  int64_t id = 0;
+  constexpr GroupVar() = default;
+  constexpr explicit GroupVar(int64_t var_id) : id(var_id) {}
+};
+}  // namespace detail
+
+struct SO2Var : detail::GroupVar<SO2, SO2Var> {
+  using GroupVar::GroupVar;
+  static constexpr std::string_view kName = "SO2";
+};
+struct SE2Var : detail::GroupVar<SE2, SE2Var> {
+  using GroupVar::GroupVar;
+  static constexpr std::string_view kName = "SE2";
+};
+struct SO3Var : detail::GroupVar<SO3, SO3Var> {
+  using GroupVar::GroupVar;
+  static constexpr std::string_view kName = "SO3";
+};
+struct SE3Var : detail::GroupVar<SE3, SE3Var> {
+  using GroupVar::GroupVar;
+  static constexpr std::string_view kName = "SE3";
+};
+
+// An N-vector in R^N.
+template <int N>
+struct VecVar {
+  static_assert(N >= 1, "VecVar<N> needs N >= 1");
+  template <class S>
+  using Value = Eigen::Matrix<S, N, 1>;
+  static constexpr int kAmbient = N;
+  static constexpr int kTangent = N;
+  static constexpr std::string_view kName = [] {
+    constexpr std::string_view names[] = {"Vec0", "Vec1", "Vec2", "Vec3", "Vec4", "Vec5",
+                                          "Vec6", "Vec7", "Vec8", "Vec9", "Vec10", "Vec11",
+                                          "Vec12"};
+    if constexpr (N <= 12) return names[N]; else return std::string_view("VecN");
+  }();
+  static_assert(N <= 12, "VecVar<N>: sizes above 12 are not supported yet");
+  template <class S>
+  static Value<S> from_params(const Eigen::Matrix<S, N, 1>& p) { return p; }
+  static Eigen::Matrix<double, N, 1> params(const Value<double>& v) { return v; }
+  template <class S>
+  static Value<S> retract(const Value<S>& x, const Eigen::Matrix<S, N, 1>& delta) {
+    return x + delta;
+  }
+
+  int64_t id = 0;
+  constexpr VecVar() = default;
+  constexpr explicit VecVar(int64_t var_id) : id(var_id) {}
+};
+
+// A scalar in R.
+struct ScalarVar {
+  template <class S>
+  using Value = S;
+  static constexpr int kAmbient = 1;
+  static constexpr int kTangent = 1;
+  static constexpr std::string_view kName = "Scalar";
+  template <class S>
+  static S from_params(const Eigen::Matrix<S, 1, 1>& p) { return p(0); }
+  static Eigen::Matrix<double, 1, 1> params(double v) { return Eigen::Matrix<double, 1, 1>(v); }
+  template <class S>
+  static S retract(const S& x, const Eigen::Matrix<S, 1, 1>& delta) { return x + delta(0); }
+
+  int64_t id = 0;
+  constexpr ScalarVar() = default;
+  constexpr explicit ScalarVar(int64_t var_id) : id(var_id) {}
+};
+
+template <class T, class = void>
+struct is_variable : std::false_type {};
+template <class T>
+struct is_variable<T, std::void_t<decltype(T::kName), decltype(T::kTangent), decltype(T{}.id)>>
+    : std::true_type {};
+template <class T>
+inline constexpr bool is_variable_v = is_variable<std::remove_cvref_t<T>>::value;
+
+}  // namespace lsjit

@@ -1,0 +1,139 @@
+// The lsjit CLI, run as a separate process: what a user sees.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+#include <sys/wait.h>
+
+#include "lsjit/ir/differentiate.h"
+#include "lsjit/ir/parser.h"
+#include "lsjit/ir/printer.h"
+#include "lsjit/runtime/builtin_costs.h"
+
+namespace {
+
+struct Run {
+  int exit_code;
+  std::string out;  // stdout and stderr, interleaved
+};
+
+Run run(const std::string& args) {
+  const std::string command = std::string(LSJIT_CLI_PATH) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  Run r{0, ""};
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("lsjit trace --list names every built-in cost") {
+  const Run r = run("trace --list");
+  CHECK(r.exit_code == 0);
+  for (const auto& c : lsjit::builtin_costs()) CHECK_MESSAGE(r.out.find(c.name) != std::string::npos, c.name);
+}
+
+TEST_CASE("lsjit trace prints each stage in the text format, identical to this process's") {
+  // Another process (with its own address layout) must print the same text, structural
+  // hash included: nothing in the IR depends on pointers or hash-table order.
+  for (const auto& c : lsjit::builtin_costs()) {
+    CAPTURE(c.name);
+    const lsjit::ir::Trace traced = c.trace();
+    const Run t = run("trace " + c.name + " --stage traced");
+    const Run s = run("trace " + c.name + " --stage simplified");
+    const Run j = run("trace " + c.name);
+    REQUIRE(t.exit_code == 0);
+    REQUIRE(s.exit_code == 0);
+    REQUIRE(j.exit_code == 0);
+    CHECK(t.out == lsjit::ir::print(traced));
+    CHECK(s.out == lsjit::ir::print(lsjit::ir::simplify_residual(traced)));
+    CHECK(j.out == lsjit::ir::print(lsjit::ir::differentiate(traced)));
+    CHECK(lsjit::ir::parse(j.out).stage == lsjit::ir::Stage::Jacobian);
+  }
+}
+
+TEST_CASE("lsjit trace --op-counts prints a table row per built-in cost") {
+  const Run r = run("trace --op-counts");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("| cost | residual ops |") == 0);
+  for (const auto& c : lsjit::builtin_costs()) CHECK(r.out.find("| " + c.name + " |") != std::string::npos);
+}
+
+TEST_CASE("lsjit reports bad usage with exit code 2 and says what was expected") {
+  Run r = run("");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("usage: lsjit") != std::string::npos);
+  r = run("frobnicate");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("unknown command 'frobnicate'") != std::string::npos);
+  r = run("trace no_such_cost");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("'no_such_cost' is neither a built-in cost") != std::string::npos);
+  r = run("trace se2_between --stage llvm_bitcode");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("expected traced, simplified or jacobian") != std::string::npos);
+  r = run("trace se2_between --stage");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--stage needs a value") != std::string::npos);
+  r = run("trace se2_between --bogus");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("unknown option '--bogus'") != std::string::npos);
+  r = run("trace");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("name a built-in cost") != std::string::npos);
+}
+
+namespace {
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = std::string(LSJIT_TEST_TMP_DIR) + "/" + name;
+  FILE* f = std::fopen(path.c_str(), "wb");
+  REQUIRE(f != nullptr);
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+  return path;
+}
+}  // namespace
+
+TEST_CASE("lsjit trace reads an IR file and differentiates a traced one") {
+  const lsjit::ir::Trace traced = lsjit::find_builtin_cost("se2_between")->trace();
+  const std::string path = write_temp("se2_between.traced.ir", lsjit::ir::print(traced));
+  Run r = run(path);
+  CHECK(r.exit_code == 2);  // not a command
+  r = run("trace " + path);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == lsjit::ir::print(lsjit::ir::differentiate(traced)));
+  r = run("trace " + path + " --stage traced");
+  CHECK(r.out == lsjit::ir::print(traced));
+  r = run("trace " + path + " --stage simplified");
+  CHECK(r.out == lsjit::ir::print(lsjit::ir::simplify_residual(traced)));
+
+  const std::string jac = write_temp("se2_between.jacobian.ir", r.out);
+  r = run("trace " + jac + " --stage jacobian");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("only a traced stage can be turned into jacobian") != std::string::npos);
+}
+
+TEST_CASE("lsjit trace on a malformed IR file names the file, line and column") {
+  const std::string text = lsjit::ir::print(lsjit::find_builtin_cost("curve_fit")->trace());
+  std::string broken = text;
+  const size_t at = broken.find("= mul ");
+  REQUIRE(at != std::string::npos);
+  broken.replace(at, 6, "= mull ");
+  const std::string path = write_temp("broken.ir", broken);
+  const Run r = run("trace " + path);
+  CHECK(r.exit_code == 1);
+  int line = 1;
+  for (size_t i = 0; i < at; ++i) line += text[i] == '\n';
+  CHECK_MESSAGE(r.out.find(path + ":" + std::to_string(line) + ":") != std::string::npos, r.out);
+  CHECK(r.out.find("mull") != std::string::npos);
+
+  const Run missing = run("trace /no/such/file.ir");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.out.find("neither a built-in cost") != std::string::npos);
+}

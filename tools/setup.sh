@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine for lsjit, builds it, then runs one job:
+#   bash tools/setup.sh main   the main job on a bundled default
+#   bash tools/setup.sh test   the whole test suite (what .ci/run runs)
+# Installs only the Debian packages that are missing (apt-get, as root or through sudo).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+job=${1:-main}
+packages=(cmake ninja-build g++ ccache llvm-19-dev libeigen3-dev doctest-dev)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+cmake --preset default
+cmake --build --preset default
+
+case "$job" in
+  main) ./build/lsjit trace se3_between ;;
+  test) ctest --preset default ;;
+  *) echo "setup: unknown job '$job' (expected main or test)" >&2; exit 2 ;;
+esac
