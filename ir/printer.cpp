@@ -93,6 +93,19 @@ struct Printer {
     });
     line("# outputs " + std::to_string(g.outputs.size()) + ": res " +
          std::to_string(g.outputs.size() - jacobians) + ", J " + std::to_string(jacobians));
+    cache_effect(by_op[0]);
+  }
+
+  // What changes the kernel and what does not: the inputs are runtime, the constants are
+  // part of the cache key.
+  void cache_effect(size_t constants) {
+    std::string vars, data;
+    for (const std::string& n : var_names) vars += " " + n;
+    for (const std::string& n : data_names) data += " " + n;
+    line("# runtime inputs (never recompile): var" + (vars.empty() ? " -" : vars) + "; data" +
+         (data.empty() ? " -" : data));
+    line("# baked into the kernel (in the cache key): " + std::to_string(constants) +
+         " constants; pass values that change as data");
   }
 
   // Per variable: which entries of its Jacobian block are outputs other than constant 0.

@@ -14,6 +14,8 @@
 //   # structural hash 9f3c...(32 hex digits)            structural_hash.h
 //   # nodes 57: const 3, input 10, ops 44 (add 12, mul 20, ...)    counts, op-table order
 //   # outputs 12: res 3, J 9
+//   # runtime inputs (never recompile): var a b; data z       the cache effect of inputs
+//   # baked into the kernel (in the cache key): 4 constants; pass values ... as data
 //   # jacobian sparsity: J[a] 3x3 9/9 nonzero, J[b] 3x3 5/9 nonzero   (if any J outputs)
 //   # J[b] = [xx. | .x. | ..x]                          rows; x = an output not const 0
 //   var a : SE2 ambient=4 tangent=3                     variable slots, in slot order

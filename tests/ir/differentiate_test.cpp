@@ -84,7 +84,7 @@ std::vector<TestFunction> test_functions() {
        }, {{1.0, 0.5}, {-1.0, 2.0}}, 0.3, 2});
   add({"exp_expm1", 2, [](const Vec& x, const Vec&) {
          return Vec{lsjit::exp(x[0] * x[1]), lsjit::expm1(x[0]), lsjit::expm1(x[1] * 1e-3)};
-       }});
+       }, {}});
   add({"log_log1p", 2, [](const Vec& x, const Vec&) {
          return Vec{lsjit::log(x[0] * x[1]), lsjit::log1p(x[0]), lsjit::log1p(x[1] * 1e-4)};
        }, {}, 0.2, 3});
@@ -99,7 +99,7 @@ std::vector<TestFunction> test_functions() {
   add({"trig", 2, [](const Vec& x, const Vec&) {
          return Vec{lsjit::sin(x[0]) * lsjit::cos(x[1]), lsjit::tan(x[0] * 0.5),
                     lsjit::sin(-x[1]), lsjit::cos(-x[0])};
-       }});
+       }, {}});
   add({"inverse_trig", 2, [](const Vec& x, const Vec&) {
          return Vec{lsjit::asin(x[0]), lsjit::acos(x[1]), lsjit::atan(x[0] * 5)};
        }, {{0.0, 0.0}, {0.95, -0.95}}, -0.9, 0.9});
@@ -109,7 +109,7 @@ std::vector<TestFunction> test_functions() {
         {1.0, 1.0}, {-1.0, -1.0}, {1e-2, 1e-2}}});
   add({"hyperbolic", 2, [](const Vec& x, const Vec&) {
          return Vec{lsjit::sinh(x[0]), lsjit::cosh(x[1]), lsjit::tanh(x[0] * x[1])};
-       }});
+       }, {}});
   add({"abs_hypot", 2, [](const Vec& x, const Vec&) {
          return Vec{lsjit::abs(x[0]) * x[1], lsjit::hypot(x[0], x[1]), lsjit::fabs(x[1] - 3.0)};
        }, {{-1.0, 0.5}, {1.0, -0.5}, {1e-3, 1e-3}}});
@@ -127,15 +127,15 @@ std::vector<TestFunction> test_functions() {
          return Vec{lsjit::select(a && b, x[0] * x[1], x[2]),
                     lsjit::select(!(a || c), lsjit::sin(x[0]), x[1] * x[1]),
                     lsjit::select(d, 1.0, x[2]) + lsjit::select(e && f, x[0], -x[0])};
-       }});
+       }, {}});
   add({"data_inputs", 2, [](const Vec& x, const Vec& p) {
          return Vec{p[0] * x[0] + lsjit::sin(p[1] * x[1]), (x[0] - p[0]) * (x[1] - p[1])};
-       }});
+       }, {}});
   add({"chain", 2, [](const Vec& x, const Vec&) {
          Sym y = lsjit::sin(lsjit::exp(lsjit::log1p(x[0] * x[0])));
          for (int i = 0; i < 5; ++i) y = lsjit::cos(y * x[1]) + y;
          return Vec{y, y * y};
-       }});
+       }, {}});
   add({"shared_subexpressions", 3, [](const Vec& x, const Vec&) {
          const Sym s = lsjit::sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
          return Vec{x[0] / s, x[1] / s, x[2] / s, s};
@@ -158,7 +158,7 @@ std::vector<TestFunction> test_functions() {
          const Eigen::Matrix<Sym, 2, 3> a = mat<2, 3>(x);
          const Eigen::Matrix<double, 3, 2> b = (Eigen::Matrix<double, 3, 2>() << 1, 2, 3, 4, 5, 6).finished();
          return flat((a * a.transpose()) * (a * b));
-       }});
+       }, {}});
   add({"eigen_cross_dot_norm_normalized", 6, [](const Vec& x, const Vec&) {
          const Eigen::Matrix<Sym, 3, 1> a = mat<3, 1>(x), b = mat<3, 1>(x, 3);
          const Eigen::Matrix<Sym, 3, 1> c = a.cross(b);
@@ -169,7 +169,7 @@ std::vector<TestFunction> test_functions() {
          d.normalize();
          for (const Sym& s : flat(d)) out.push_back(s);
          return out;
-       }});
+       }, {}});
   add({"quaternion_rotate_compose", 8, [](const Vec& x, const Vec&) {
          Eigen::Quaternion<Sym> q1(x[0], x[1], x[2], x[3]), q2(x[4], x[5], x[6], x[7]);
          q1.normalize();
