@@ -6,39 +6,13 @@
 #include <random>
 
 #include "../support/jacobian_check.h"
+#include "../support/builtin_inputs.h"
 #include "../support/random_inputs.h"
 #include "../support/round_trip.h"
 #include "lsjit/runtime/builtin_costs.h"
 
 using lsjit::ir::InputValues;
 
-namespace {
-
-InputValues inputs_for(const lsjit::ir::Trace& t, std::mt19937_64& rng) {
-  InputValues in = lsjit::testing::random_inputs(t.signature, rng);
-  if (t.signature.name == "snavely_reprojection") {
-    // A camera ~10 units behind the points along +z (Snavely cameras look down -z), with
-    // a focal length and small distortion as in BAL files.
-    std::uniform_real_distribution<double> u(-1, 1);
-    auto& cam = in.vars[0];
-    for (int i = 0; i < 3; ++i) cam[i] = 0.3 * u(rng);
-    cam[3] = u(rng);
-    cam[4] = u(rng);
-    cam[5] = -10 + u(rng);
-    cam[6] = 500 + 50 * u(rng);
-    cam[7] = 1e-3 * u(rng);
-    cam[8] = 1e-5 * u(rng);
-    in.data[0] = {30 * u(rng), 30 * u(rng)};
-  }
-  if (t.signature.name == "curve_fit") {
-    std::uniform_real_distribution<double> u(0, 1);
-    in.vars = {{0.3 * u(rng)}, {0.1 * u(rng)}};
-    in.data = {{5 * u(rng)}, {2 * u(rng)}};
-  }
-  return in;
-}
-
-}  // namespace
 
 TEST_CASE("built-in cost Jacobians match finite differences in the tangent space") {
   std::mt19937_64 rng(7);
@@ -46,7 +20,7 @@ TEST_CASE("built-in cost Jacobians match finite differences in the tangent space
   for (const lsjit::BuiltinCost& c : lsjit::builtin_costs()) {
     CAPTURE(c.name);
     const lsjit::ir::Trace traced = c.trace();
-    for (int k = 0; k < 5; ++k) lsjit::testing::check_jacobian(traced, inputs_for(traced, rng));
+    for (int k = 0; k < 5; ++k) lsjit::testing::check_jacobian(traced, lsjit::testing::inputs_for(traced, rng));
   }
 }
 
@@ -55,7 +29,7 @@ TEST_CASE("built-in costs print, parse back and evaluate identically at every st
   for (const lsjit::BuiltinCost& c : lsjit::builtin_costs()) {
     CAPTURE(c.name);
     const lsjit::ir::Trace traced = c.trace();
-    const InputValues in = inputs_for(traced, rng);
+    const InputValues in = lsjit::testing::inputs_for(traced, rng);
     lsjit::testing::check_round_trip(traced, in);
     lsjit::testing::check_round_trip(lsjit::ir::simplify_residual(traced), in);
     lsjit::testing::check_round_trip(lsjit::ir::differentiate(traced), in);

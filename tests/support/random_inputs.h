@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lsjit/ir/graph.h"
+#include "lsjit/ir/interpreter.h"
 #include "lsjit/runtime/lie/lie.h"
 
 namespace lsjit::testing {
