@@ -25,6 +25,7 @@ std::string_view stage_name(Stage stage) {
     case Stage::Traced: return "traced";
     case Stage::Simplified: return "simplified";
     case Stage::Jacobian: return "jacobian";
+    case Stage::NormalEquations: return "normal_equations";
   }
   return "?";
 }
@@ -37,7 +38,7 @@ std::optional<CostKind> cost_kind_from_name(std::string_view name) {
 }
 
 std::optional<Stage> stage_from_name(std::string_view name) {
-  for (Stage s : {Stage::Traced, Stage::Simplified, Stage::Jacobian})
+  for (Stage s : {Stage::Traced, Stage::Simplified, Stage::Jacobian, Stage::NormalEquations})
     if (stage_name(s) == name) return s;
   return std::nullopt;
 }

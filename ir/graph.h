@@ -13,7 +13,8 @@
 //   Tangent component `component` of the tangent perturbation delta of variable slot `slot`;
 //           present only until differentiation substitutes delta = 0.
 // Outputs are named by role: residual `res[row]`, or Jacobian `J[var](row, col)` (col is the
-// tangent component).
+// tangent component); at stage normal_equations the cost `cost`, gradient `g[var](row)` and
+// Gauss-Newton block `H[var,var2](row, col)` (see Output).
 //
 // Every invariant of a Trace (these, the op table's, the signature's and the stage rules
 // below) is written down and checked in verify.h; every pass verifies its output.
@@ -56,14 +57,24 @@ struct Node {
   bool is_const(double v) const { return op == Op::Const && type == Type::F64 && value == v; }
 };
 
-enum class OutputRole : uint8_t { Residual, Jacobian };
+enum class OutputRole : uint8_t { Residual, Jacobian, Cost, Gradient, Hessian };
 
+// What an output is, by role (fields a role does not use are 0):
+//   Residual  res[row]
+//   Jacobian  J[var](row, col)         ∂res[row]/∂δ_var[col]
+//   Cost      cost                     ½‖r‖² (row 0)
+//   Gradient  g[var](row)              (J_varᵀ r)[row], row < tangent of var
+//   Hessian   H[var,var2](row, col)    (J_varᵀ J_var2)[row, col], var <= var2 (slot order),
+//                                      row < tangent of var, col < tangent of var2
+// var2 comes last so that the aggregate initializers {role, row, var, col, node} of the
+// other roles keep their meaning.
 struct Output {
   OutputRole role = OutputRole::Residual;
   uint32_t row = 0;
-  uint32_t var = 0;  // Jacobian: variable slot
-  uint32_t col = 0;  // Jacobian: tangent component
+  uint32_t var = 0;  // Jacobian, Gradient, Hessian: variable slot
+  uint32_t col = 0;  // Jacobian: tangent component of var; Hessian: tangent component of var2
   NodeId node = kNoNode;
+  uint32_t var2 = 0;  // Hessian: the second variable slot (var <= var2)
   bool operator==(const Output&) const = default;
 };
 
@@ -101,7 +112,8 @@ struct Signature {
 // Which rewrite rules may assume more than IEEE 754 guarantees (see simplify_rules.h).
 enum Assumption : uint32_t {
   kAssumeNothing = 0,
-  kAssumeFinite = 1u << 0,        // no value is NaN or infinite: x*0 -> 0, x-x -> 0, x/x -> 1
+  kAssumeFinite = 1u << 0,        // no value is NaN or infinite, no op over- or underflows:
+                                  // x*0 -> 0, x-x -> 0, x/x -> 1
   kIgnoreSignedZero = 1u << 1,    // -0 and +0 are interchangeable: x+0 -> x, 0-x -> -x
 };
 
@@ -124,13 +136,33 @@ struct Graph {
 //   Jacobian    differentiate(): no Tangent input nodes; exactly one output J[var](row, col)
 //               for every variable slot, residual row and tangent column (structural zeros
 //               are outputs of const 0), plus every residual.
-// At every stage each residual row has exactly one output.
-enum class Stage : uint8_t { Traced, Simplified, Jacobian };
+//   NormalEquations  normal_equations() (normal_equations.h): no Tangent input nodes; the
+//               outputs are exactly one Cost, one Gradient g[v](a) for every variable slot v
+//               and a < T_v, and one Hessian H[v,w](a, b) for every pair of slots v <= w,
+//               a < T_v and b < T_w (structural zeros are outputs of const 0); no residual
+//               and no Jacobian outputs.
+// At every stage but normal_equations each residual row has exactly one output.
+enum class Stage : uint8_t { Traced, Simplified, Jacobian, NormalEquations };
 std::string_view stage_name(Stage stage);
 // The stage named `name` (as stage_name prints it), or nullopt.
 std::optional<Stage> stage_from_name(std::string_view name);
 constexpr bool stage_allows_tangent_inputs(Stage stage) { return stage == Stage::Traced; }
+constexpr bool stage_has_residual(Stage stage) { return stage != Stage::NormalEquations; }
 constexpr bool stage_has_jacobian(Stage stage) { return stage == Stage::Jacobian; }
+constexpr bool stage_has_normal_equations(Stage stage) {
+  return stage == Stage::NormalEquations;
+}
+// The outputs a stage has: Residual and Jacobian, or Cost, Gradient and Hessian.
+constexpr bool stage_has_role(Stage stage, OutputRole role) {
+  switch (role) {
+    case OutputRole::Residual: return stage_has_residual(stage);
+    case OutputRole::Jacobian: return stage_has_jacobian(stage);
+    case OutputRole::Cost:
+    case OutputRole::Gradient:
+    case OutputRole::Hessian: return stage_has_normal_equations(stage);
+  }
+  return false;
+}
 
 struct Trace {
   Signature signature;

@@ -45,20 +45,45 @@ std::vector<double> evaluate_nodes(const Graph& graph, const InputValues& inputs
   return v;
 }
 
+size_t hessian_pair(size_t v, size_t w, size_t num_vars) {
+  // Pairs whose first slot is below v: num_vars + (num_vars - 1) + ... + (num_vars - v + 1).
+  return v * num_vars - v * (v - 1) / 2 + (w - v);
+}
+
 EvalResult evaluate(const Trace& trace, const InputValues& inputs) {
   const Signature& sig = trace.signature;
   const std::vector<double> v = evaluate_nodes(trace.graph, inputs);
   EvalResult r;
-  r.residual.assign(sig.residual_dim, 0.0);
+  const size_t n = sig.vars.size();
+  if (stage_has_normal_equations(trace.stage)) {
+    for (const VarSlot& var : sig.vars) r.gradient.emplace_back(var.tangent, 0.0);
+    for (size_t a = 0; a < n; ++a)
+      for (size_t b = a; b < n; ++b)
+        r.hessian.emplace_back(size_t{sig.vars[a].tangent} * sig.vars[b].tangent, 0.0);
+  } else {
+    r.residual.assign(sig.residual_dim, 0.0);
+  }
   bool has_jacobian = false;
   for (const Output& o : trace.graph.outputs) has_jacobian |= o.role == OutputRole::Jacobian;
   if (has_jacobian)
     for (const VarSlot& var : sig.vars) r.jacobian.emplace_back(sig.residual_dim * var.tangent, 0.0);
   for (const Output& o : trace.graph.outputs) {
-    if (o.role == OutputRole::Residual)
-      r.residual.at(o.row) = v[o.node];
-    else
-      r.jacobian.at(o.var).at(o.row * sig.vars[o.var].tangent + o.col) = v[o.node];
+    const double value = v.at(o.node);
+    switch (o.role) {
+      case OutputRole::Residual: r.residual.at(o.row) = value; break;
+      case OutputRole::Jacobian:
+        r.jacobian.at(o.var).at(o.row * sig.vars.at(o.var).tangent + o.col) = value;
+        break;
+      case OutputRole::Cost: r.cost = value; break;
+      case OutputRole::Gradient: r.gradient.at(o.var).at(o.row) = value; break;
+      case OutputRole::Hessian:
+        if (o.var > o.var2 || o.var2 >= n)
+          throw Error("interpreter: Hessian output H[" + std::to_string(o.var) + "," +
+                      std::to_string(o.var2) + "] needs slots v <= w < " + std::to_string(n));
+        r.hessian.at(hessian_pair(o.var, o.var2, n))
+            .at(o.row * sig.vars[o.var2].tangent + o.col) = value;
+        break;
+    }
   }
   return r;
 }

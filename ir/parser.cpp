@@ -175,12 +175,10 @@ class Parser {
         if (section != kDecls)
           l.fail_token(std::string(kNext[section]) + " (declarations come before nodes)");
         declaration(l, w == "var");
-      } else if (w == "res" || w == "J") {
-        if (w == "J" && !stage_has_jacobian(trace_.stage))
-          l.fail_token("a residual output 'res[ROW]' or 'end' (stage " +
-                       std::string(stage_name(trace_.stage)) + " has no Jacobian outputs)");
+      } else if (const std::optional<OutputRole> role = output_role(w)) {
+        if (!stage_has_role(trace_.stage, *role)) l.fail_token(outputs_of_stage(*role));
         section = kOutputs;
-        output(l, w == "J");
+        output(l, *role);
       } else if (w == "end") {
         end_at = l.start();
         l.end_of_line("end of line after 'end'");
@@ -201,6 +199,30 @@ class Parser {
     int line;
   };
   using Names = std::map<std::string, Declared, std::less<>>;
+
+  static std::optional<OutputRole> output_role(std::string_view w) {
+    if (w == "res") return OutputRole::Residual;
+    if (w == "J") return OutputRole::Jacobian;
+    if (w == "cost") return OutputRole::Cost;
+    if (w == "g") return OutputRole::Gradient;
+    if (w == "H") return OutputRole::Hessian;
+    return std::nullopt;
+  }
+
+  // What may be written where an output of `role` is, which the stage does not have.
+  std::string outputs_of_stage(OutputRole role) const {
+    const std::string stage = "stage " + std::string(stage_name(trace_.stage));
+    std::string expected = stage_has_normal_equations(trace_.stage)
+                               ? "an output 'cost', 'g[VAR](ROW)', 'H[VAR,VAR](ROW,COL)' or 'end'"
+                           : stage_has_jacobian(trace_.stage)
+                               ? "an output 'res[ROW]', 'J[VAR](ROW,COL)' or 'end'"
+                               : "a residual output 'res[ROW]' or 'end'";
+    switch (role) {
+      case OutputRole::Residual: return expected + " (" + stage + " has no residual outputs)";
+      case OutputRole::Jacobian: return expected + " (" + stage + " has no Jacobian outputs)";
+      default: return expected + " (" + stage + " has no normal-equation outputs)";
+    }
+  }
 
   // Moves to the next line that is not blank once its comment is removed.
   bool next_line() {
@@ -236,9 +258,22 @@ class Parser {
         l.fail_at(at, "an output for every residual row (residuals=" +
                           std::to_string(sig.residual_dim) + ") before 'end'",
                   "none for " + output_name(sig, *missing));
-      l.fail_at(at, "a Jacobian output for every variable, residual row and tangent column "
-                    "at stage jacobian before 'end'",
-                "none for " + output_name(sig, *missing));
+      switch (missing->role) {
+        case OutputRole::Jacobian:
+          l.fail_at(at, "a Jacobian output for every variable, residual row and tangent column "
+                        "at stage jacobian before 'end'",
+                    "none for " + output_name(sig, *missing));
+        case OutputRole::Cost:
+          l.fail_at(at, "a cost output at stage normal_equations before 'end'", "none");
+        case OutputRole::Gradient:
+          l.fail_at(at, "a gradient output for every variable and tangent row at stage "
+                        "normal_equations before 'end'",
+                    "none for " + output_name(sig, *missing));
+        default:
+          l.fail_at(at, "a Hessian output for every pair of variables v <= w and every "
+                        "entry of H[v,w] at stage normal_equations before 'end'",
+                    "none for " + output_name(sig, *missing));
+      }
     }
     try {
       verify(trace_);
@@ -265,7 +300,7 @@ class Parser {
     sig.kind = *kind;
     l.key("stage");
     const std::optional<Stage> stage = stage_from_name(l.word());
-    if (!stage) l.fail_token("a stage (traced, simplified, jacobian)");
+    if (!stage) l.fail_token("a stage (traced, simplified, jacobian, normal_equations)");
     trace_.stage = *stage;
     l.key("residuals");
     sig.residual_dim = at_least_1(l, "the number of residuals");
@@ -452,26 +487,56 @@ class Parser {
     }
   }
 
-  void output(Line& l, bool is_jacobian) {
+  void output(Line& l, OutputRole role) {
     const size_t at = l.start();
     const int line = l.number();
     const uint32_t rows = trace_.signature.residual_dim;
     const std::string residuals = "residuals=" + std::to_string(rows);
+    const auto var = [&](uint32_t slot) -> const VarSlot& { return trace_.signature.vars[slot]; };
+    const auto tangent = [](const VarSlot& v) { return "tangent dimension of " + v.name; };
     Output o;
-    l.expect('[', is_jacobian ? "'[' and a variable name" : "'[' and a residual row");
-    if (is_jacobian) {
-      o.role = OutputRole::Jacobian;
-      o.var = slot_name(l, true);
-      const VarSlot& v = trace_.signature.vars[o.var];
-      l.expect(']', "']'");
-      l.expect('(', "'(' and the row and column");
-      o.row = below(l, "a residual row", rows, residuals);
-      l.expect(',', "',' and the column");
-      o.col = below(l, "a tangent column", v.tangent, "tangent dimension of " + v.name);
-      l.expect(')', "')'");
-    } else {
-      o.row = below(l, "a residual row", rows, residuals);
-      l.expect(']', "']'");
+    o.role = role;
+    switch (role) {
+      case OutputRole::Residual:
+        l.expect('[', "'[' and a residual row");
+        o.row = below(l, "a residual row", rows, residuals);
+        l.expect(']', "']'");
+        break;
+      case OutputRole::Jacobian:
+        l.expect('[', "'[' and a variable name");
+        o.var = slot_name(l, true);
+        l.expect(']', "']'");
+        l.expect('(', "'(' and the row and column");
+        o.row = below(l, "a residual row", rows, residuals);
+        l.expect(',', "',' and the column");
+        o.col = below(l, "a tangent column", var(o.var).tangent, tangent(var(o.var)));
+        l.expect(')', "')'");
+        break;
+      case OutputRole::Cost: break;
+      case OutputRole::Gradient:
+        l.expect('[', "'[' and a variable name");
+        o.var = slot_name(l, true);
+        l.expect(']', "']'");
+        l.expect('(', "'(' and the tangent row");
+        o.row = below(l, "a tangent row", var(o.var).tangent, tangent(var(o.var)));
+        l.expect(')', "')'");
+        break;
+      case OutputRole::Hessian: {
+        l.expect('[', "'[' and two variable names");
+        o.var = slot_name(l, true);
+        l.expect(',', "',' and the second variable name");
+        o.var2 = slot_name(l, true);
+        if (o.var2 < o.var)
+          l.fail_token("a variable at or after " + var(o.var).name +
+                       " in slot order (H[v,w] is written for v <= w)");
+        l.expect(']', "']'");
+        l.expect('(', "'(' and the row and column");
+        o.row = below(l, "a tangent row", var(o.var).tangent, tangent(var(o.var)));
+        l.expect(',', "',' and the column");
+        o.col = below(l, "a tangent column", var(o.var2).tangent, tangent(var(o.var2)));
+        l.expect(')', "')'");
+        break;
+      }
     }
     l.expect('=', "'=' and the node");
     o.node = l.node_ref("a node id like %0");
@@ -482,7 +547,7 @@ class Parser {
                 "%" + std::to_string(o.node) + " of type " +
                     std::string(type_name(trace_.graph[o.node].type)));
     l.end_of_line("end of line after the output");
-    const auto target = std::make_tuple(is_jacobian, o.var, o.row, o.col);
+    const auto target = std::make_tuple(o.role, o.var, o.var2, o.row, o.col);
     if (auto [it, inserted] = outputs_.try_emplace(target, line); !inserted)
       l.fail_at(at, "each output once",
                 "a second one for the same target (the first is at line " +
@@ -496,7 +561,7 @@ class Parser {
   std::optional<Line> line_;
   Trace trace_;
   Names var_names_, data_names_;
-  std::map<std::tuple<bool, uint32_t, uint32_t, uint32_t>, int> outputs_;
+  std::map<std::tuple<OutputRole, uint32_t, uint32_t, uint32_t, uint32_t>, int> outputs_;
 };
 
 }  // namespace

@@ -8,7 +8,9 @@
 //   node    = "%"N "=" rhs ":" ("f64" | "bool")
 //   rhs     = "const" LITERAL | "input" ("var" | "data" | "tangent") ID "[" UINT "]"
 //           | OP ("%"N)*  [INT, for powi only]
-//   output  = "res[" UINT "]" "=" "%"N  |  "J[" ID "](" UINT "," UINT ")" "=" "%"N
+//   output  = target "=" "%"N
+//   target  = "res[" UINT "]"  |  "J[" ID "](" UINT "," UINT ")"
+//           | "cost"  |  "g[" ID "](" UINT ")"  |  "H[" ID "," ID "](" UINT "," UINT ")"
 //
 // The graph is rebuilt exactly as written: nodes are appended as they are, with no
 // folding, rewriting or hash-consing, so node ids are the printed ones. What the parser
@@ -19,15 +21,19 @@
 //   - inputs name a declared slot and a component below its ambient dimension (var),
 //     tangent dimension (tangent) or rows*cols (data);
 //   - outputs: res row < residuals; J names a variable, row < residuals, column < its
-//     tangent dimension; the node exists and is f64; no output target appears twice;
+//     tangent dimension; g names a variable, row < its tangent dimension; H names two
+//     variables a, b with a declared no later than b, row < the tangent dimension of a,
+//     column < that of b; the node exists and is f64; no output target appears twice;
 //   - names are declared once per kind; sections come in the order above; the text ends
 //     with `end` and nothing but comments follows it (so a truncated file is an error);
 //   - the signature rules of verify.h: names as below, residuals, ambient, tangent, rows
 //     and cols at least 1;
 //   - the stage rules of graph.h: a `tangent` input only at stage traced, J outputs only at
-//     stage jacobian (reported where they are written); at `end`, that every residual row
-//     has an output and, at stage jacobian, that every J[var](row, col) has one (reported
-//     at the `end` line, naming the first missing output).
+//     stage jacobian, cost, g and H outputs only at stage normal_equations and res outputs
+//     at every other stage (reported where they are written); at `end`, that every residual
+//     row has an output, at stage jacobian that every J[var](row, col) has one, and at stage
+//     normal_equations that the cost, every g[var](row) and every H[var,var2](row, col) have
+//     one (reported at the `end` line, naming the first missing output).
 // Finally it runs verify() (verify.h) on the result, reporting any violation at the `end`
 // line, so a parsed trace always keeps the invariants of verify.h. It does not check that
 // the graph is hash-consed or canonically ordered.

@@ -88,11 +88,23 @@ struct Printer {
     line("# nodes " + std::to_string(g.size()) + ": const " + std::to_string(by_op[0]) +
          ", input " + std::to_string(by_op[1]) + ", ops " + std::to_string(g.op_count()) +
          (ops.empty() ? "" : " (" + ops + ")"));
-    const auto jacobians = std::count_if(g.outputs.begin(), g.outputs.end(), [](const Output& o) {
-      return o.role == OutputRole::Jacobian;
-    });
-    line("# outputs " + std::to_string(g.outputs.size()) + ": res " +
-         std::to_string(g.outputs.size() - jacobians) + ", J " + std::to_string(jacobians));
+    // Per role: res and J before normal_equations, cost, g and H at it; and any role
+    // outside its stage that is present (an invalid trace).
+    std::array<size_t, 5> by_role{};
+    for (const Output& o : g.outputs) ++by_role[static_cast<size_t>(o.role) % by_role.size()];
+    const bool normal = stage_has_normal_equations(trace.stage);
+    std::string roles;
+    const auto add = [&](std::string_view label, OutputRole role, bool always) {
+      const size_t n = by_role[static_cast<size_t>(role)];
+      if (always || n != 0)
+        roles += (roles.empty() ? "" : ", ") + std::string(label) + " " + std::to_string(n);
+    };
+    add("res", OutputRole::Residual, !normal);
+    add("J", OutputRole::Jacobian, !normal);
+    add("cost", OutputRole::Cost, normal);
+    add("g", OutputRole::Gradient, normal);
+    add("H", OutputRole::Hessian, normal);
+    line("# outputs " + std::to_string(g.outputs.size()) + ": " + roles);
     cache_effect(by_op[0]);
   }
 
@@ -108,39 +120,61 @@ struct Printer {
          " constants; pass values that change as data");
   }
 
-  // Per variable: which entries of its Jacobian block are outputs other than constant 0.
+  // Which entries of each Jacobian block J[v] (or, at stage normal_equations, each
+  // Gauss-Newton block H[v,w], v <= w) are outputs other than constant 0.
   void sparsity() {
-    const Graph& g = trace.graph;
     const Signature& sig = trace.signature;
+    const auto n = static_cast<uint32_t>(sig.vars.size());
+    std::vector<Block> jacobian, hessian;
+    for (uint32_t v = 0; v < n; ++v) {
+      jacobian.push_back({"J[" + var_names[v] + "]", sig.residual_dim, sig.vars[v].tangent,
+                          OutputRole::Jacobian, v, 0});
+      for (uint32_t w = v; w < n; ++w)
+        hessian.push_back({"H[" + var_names[v] + "," + var_names[w] + "]", sig.vars[v].tangent,
+                           sig.vars[w].tangent, OutputRole::Hessian, v, w});
+    }
+    blocks("jacobian", OutputRole::Jacobian, jacobian);
+    blocks("hessian", OutputRole::Hessian, hessian);
+  }
+
+  struct Block {
+    std::string name;
+    uint32_t rows, cols;
+    OutputRole role;
+    uint32_t var, var2;  // the outputs of the block have these
+  };
+
+  // `# KIND sparsity: BLOCK RxC N/M nonzero, ...` and each block's pattern, if there is an
+  // output of `role`.
+  void blocks(std::string_view kind, OutputRole role, const std::vector<Block>& list) {
+    const Graph& g = trace.graph;
     if (std::none_of(g.outputs.begin(), g.outputs.end(),
-                     [](const Output& o) { return o.role == OutputRole::Jacobian; }))
+                     [role](const Output& o) { return o.role == role; }))
       return;
-    const uint32_t rows = sig.residual_dim;
     std::string summary, patterns;
-    for (uint32_t v = 0; v < sig.vars.size(); ++v) {
-      const uint32_t cols = sig.vars[v].tangent;
-      std::vector<std::string> grid(rows, std::string(cols, '.'));
+    for (const Block& b : list) {
+      std::vector<std::string> grid(b.rows, std::string(b.cols, '.'));
       size_t nonzero = 0;
       for (const Output& o : g.outputs) {
-        if (o.role != OutputRole::Jacobian || o.var != v || o.row >= rows || o.col >= cols ||
-            o.node >= g.size() || g[o.node].is_const(0.0) || grid[o.row][o.col] == 'x')
+        if (o.role != b.role || o.var != b.var || o.var2 != b.var2 || o.row >= b.rows ||
+            o.col >= b.cols || o.node >= g.size() || g[o.node].is_const(0.0) ||
+            grid[o.row][o.col] == 'x')
           continue;
         grid[o.row][o.col] = 'x';
         ++nonzero;
       }
-      const std::string block = "J[" + var_names[v] + "]";
-      summary += (summary.empty() ? " " : ", ") + block + " " + std::to_string(rows) + "x" +
-                 std::to_string(cols) + " " + std::to_string(nonzero) + "/" +
-                 std::to_string(size_t{rows} * cols) + " nonzero";
-      if (rows > 64 || cols > 64) {
-        patterns += "# " + block + " pattern omitted: too large\n";
+      summary += (summary.empty() ? " " : ", ") + b.name + " " + std::to_string(b.rows) + "x" +
+                 std::to_string(b.cols) + " " + std::to_string(nonzero) + "/" +
+                 std::to_string(size_t{b.rows} * b.cols) + " nonzero";
+      if (b.rows > 64 || b.cols > 64) {
+        patterns += "# " + b.name + " pattern omitted: too large\n";
         continue;
       }
       std::string rows_text;
       for (const std::string& r : grid) rows_text += (rows_text.empty() ? "" : " | ") + r;
-      patterns += "# " + block + " = [" + rows_text + "]\n";
+      patterns += "# " + b.name + " = [" + rows_text + "]\n";
     }
-    line("# jacobian sparsity:" + summary);
+    line("# " + std::string(kind) + " sparsity:" + summary);
     out += patterns;
   }
 
@@ -182,11 +216,21 @@ struct Printer {
   }
 
   void output(const Output& o) {
-    const std::string target =
-        o.role == OutputRole::Residual
-            ? "res[" + std::to_string(o.row) + "]"
-            : "J[" + name_of(var_names, o.var) + "](" + std::to_string(o.row) + "," +
-                  std::to_string(o.col) + ")";
+    const auto var = [this](uint32_t slot) { return name_of(var_names, slot); };
+    const auto index = [](uint32_t i) { return std::to_string(i); };
+    std::string target;
+    switch (o.role) {
+      case OutputRole::Jacobian:
+        target = "J[" + var(o.var) + "](" + index(o.row) + "," + index(o.col) + ")";
+        break;
+      case OutputRole::Cost: target = "cost"; break;
+      case OutputRole::Gradient: target = "g[" + var(o.var) + "](" + index(o.row) + ")"; break;
+      case OutputRole::Hessian:
+        target = "H[" + var(o.var) + "," + var(o.var2) + "](" + index(o.row) + "," +
+                 index(o.col) + ")";
+        break;
+      default: target = "res[" + index(o.row) + "]";
+    }
     line(target + " = %" + std::to_string(o.node));
   }
 };

@@ -13,11 +13,12 @@
 //   cost se2_between kind=least_squares stage=jacobian residuals=3
 //   # structural hash 9f3c...(32 hex digits)            structural_hash.h
 //   # nodes 57: const 3, input 10, ops 44 (add 12, mul 20, ...)    counts, op-table order
-//   # outputs 12: res 3, J 9
+//   # outputs 12: res 3, J 9                           (cost 1, g G, H H at normal_equations)
 //   # runtime inputs (never recompile): var a b; data z       the cache effect of inputs
 //   # baked into the kernel (in the cache key): 4 constants; pass values ... as data
 //   # jacobian sparsity: J[a] 3x3 9/9 nonzero, J[b] 3x3 5/9 nonzero   (if any J outputs)
 //   # J[b] = [xx. | .x. | ..x]                          rows; x = an output not const 0
+//   # hessian sparsity: H[a,a] 3x3 9/9 nonzero, ...     likewise for H[v,w] (if any H outputs)
 //   var a : SE2 ambient=4 tangent=3                     variable slots, in slot order
 //   data z : Vec3 rows=3 cols=1                         data slots, in slot order
 //   %0 = input var a[0] : f64                           every node, %N = its index
@@ -29,6 +30,9 @@
 //   %15 = powi %14 -3 : f64                             powi: its exponent follows
 //   res[0] = %17                                        outputs, in graph order
 //   J[a](0,1) = %20                                     J[var](row, tangent column)
+//   cost = %30                                          at stage normal_equations: ½‖r‖²,
+//   g[a](2) = %31                                       (J_aᵀ r)[2],
+//   H[a,b](1,0) = %32                                   (J_aᵀ J_b)[1,0], a <= b in slot order
 //   end                                                 so truncation is detected
 //
 // f64 constants print in the shortest form that parses back to the same double

@@ -4,7 +4,7 @@ namespace lsjit::ir {
 
 Hash128 structural_hash(const Trace& trace) {
   StableHasher h;
-  h.add("lsjit.structural_hash.v1");
+  h.add("lsjit.structural_hash.v2");
   const Signature& sig = trace.signature;
   h.add(static_cast<uint64_t>(sig.kind));
   h.add(static_cast<uint64_t>(trace.stage));
@@ -39,6 +39,7 @@ Hash128 structural_hash(const Trace& trace) {
     h.add(o.row);
     h.add(o.var);
     h.add(o.col);
+    h.add(o.var2);
     h.add(o.node);
   }
   return h.finish();

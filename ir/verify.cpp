@@ -77,8 +77,8 @@ class Verifier {
   void run() {
     if (auto p = signature_problem(sig_, ResidualDim::Required))
       fail("signature", "the signature", p->expected, p->found);
-    if (static_cast<int>(t_.stage) > static_cast<int>(Stage::Jacobian))
-      fail("stage", "the trace", "traced, simplified or jacobian",
+    if (static_cast<int>(t_.stage) > static_cast<int>(Stage::NormalEquations))
+      fail("stage", "the trace", "traced, simplified, jacobian or normal_equations",
            "stage #" + std::to_string(static_cast<int>(t_.stage)));
     for (NodeId i = 0; i < g_.size(); ++i) node(i);
     for (size_t k = 0; k < g_.outputs.size(); ++k) output(k);
@@ -206,51 +206,112 @@ class Verifier {
     if (g_.nodes[o.node].type != Type::F64)
       fail("output node", at, "an f64 node",
            node_ref(o.node) + " of type " + type_label(g_.nodes[o.node].type));
-    const std::string residuals = " (residual_dim " + std::to_string(sig_.residual_dim) + ")";
-    if (o.role == OutputRole::Residual) {
-      if (o.var != 0 || o.col != 0)
-        fail("residual output", at, "var 0 and col 0 on a residual output",
-             "var " + std::to_string(o.var) + " col " + std::to_string(o.col));
-      if (o.row >= sig_.residual_dim)
-        fail("residual output", at, "a row below " + std::to_string(sig_.residual_dim) + residuals,
-             "row " + std::to_string(o.row));
-    } else if (o.role == OutputRole::Jacobian) {
-      if (!stage_has_jacobian(t_.stage))
-        fail("stage rules", at,
-             "residual outputs only at stage " + std::string(stage_name(t_.stage)),
-             "a Jacobian output");
-      if (o.var >= sig_.vars.size())
-        fail("jacobian output", at,
-             "a variable slot below " + std::to_string(sig_.vars.size()),
-             "var " + std::to_string(o.var));
-      if (o.row >= sig_.residual_dim)
-        fail("jacobian output", at, "a row below " + std::to_string(sig_.residual_dim) + residuals,
-             "row " + std::to_string(o.row));
-      const VarSlot& v = sig_.vars[o.var];
-      if (o.col >= v.tangent)
-        fail("jacobian output", at,
-             "a column below " + std::to_string(v.tangent) + " (tangent dimension of " +
-                 v.name + ")",
-             "col " + std::to_string(o.col));
-    } else {
-      fail("output node", at, "role residual or jacobian",
+    if (static_cast<int>(o.role) > static_cast<int>(OutputRole::Hessian))
+      fail("output node", at, "role residual, jacobian, cost, gradient or hessian",
            "role #" + std::to_string(static_cast<int>(o.role)));
+    if (!stage_has_role(t_.stage, o.role))
+      fail("stage rules", at,
+           stage_has_normal_equations(t_.stage)
+               ? std::string("only cost, g and H outputs at stage normal_equations")
+           : stage_has_jacobian(t_.stage)
+               ? std::string("only residual and Jacobian outputs at stage jacobian")
+               : "residual outputs only at stage " + std::string(stage_name(t_.stage)),
+           std::string(role_label(o.role)) + " output");
+    const std::string residuals = " (residual_dim " + std::to_string(sig_.residual_dim) + ")";
+    const auto number = [](std::string_view field, uint32_t value) {
+      return std::string(field) + " " + std::to_string(value);
+    };
+    // The fields a role does not use must be 0.
+    const auto zero = [&](std::string_view invariant, std::string_view expected, bool ok,
+                          std::string found) {
+      if (!ok) fail(invariant, at, std::string(expected), std::move(found));
+    };
+    const auto row_below_residuals = [&](std::string_view invariant) {
+      if (o.row >= sig_.residual_dim)
+        fail(invariant, at, "a row below " + std::to_string(sig_.residual_dim) + residuals,
+             number("row", o.row));
+    };
+    // A variable slot in range, for the roles that name one.
+    const auto slot = [&](std::string_view invariant, std::string_view field,
+                          uint32_t var) -> const VarSlot& {
+      if (var >= sig_.vars.size())
+        fail(invariant, at, "a variable slot below " + std::to_string(sig_.vars.size()),
+             number(field, var));
+      return sig_.vars[var];
+    };
+    // A tangent index of `v`: `what` is "row" or "column", `field` the Output field.
+    const auto tangent_index = [&](std::string_view invariant, std::string_view what,
+                                   std::string_view field, const VarSlot& v, uint32_t value) {
+      if (value >= v.tangent)
+        fail(invariant, at,
+             "a " + std::string(what) + " below " + std::to_string(v.tangent) +
+                 " (tangent dimension of " + v.name + ")",
+             number(field, value));
+    };
+    switch (o.role) {
+      case OutputRole::Residual:
+        zero("residual output", "var 0 and col 0 on a residual output", o.var == 0 && o.col == 0,
+             number("var", o.var) + " " + number("col", o.col));
+        zero("residual output", "var2 0 on a residual output", o.var2 == 0, number("var2", o.var2));
+        row_below_residuals("residual output");
+        return;
+      case OutputRole::Jacobian: {
+        zero("jacobian output", "var2 0 on a Jacobian output", o.var2 == 0, number("var2", o.var2));
+        const VarSlot& v = slot("jacobian output", "var", o.var);
+        row_below_residuals("jacobian output");
+        tangent_index("jacobian output", "column", "col", v, o.col);
+        return;
+      }
+      case OutputRole::Cost:
+        zero("cost output", "row 0, var 0, col 0 and var2 0 on the cost output",
+             o.row == 0 && o.var == 0 && o.col == 0 && o.var2 == 0,
+             number("row", o.row) + " " + number("var", o.var) + " " + number("col", o.col) +
+                 " " + number("var2", o.var2));
+        return;
+      case OutputRole::Gradient: {
+        zero("gradient output", "col 0 and var2 0 on a gradient output",
+             o.col == 0 && o.var2 == 0, number("col", o.col) + " " + number("var2", o.var2));
+        const VarSlot& v = slot("gradient output", "var", o.var);
+        tangent_index("gradient output", "row", "row", v, o.row);
+        return;
+      }
+      case OutputRole::Hessian: {
+        const VarSlot& v = slot("hessian output", "var", o.var);
+        const VarSlot& w = slot("hessian output", "var2", o.var2);
+        if (o.var > o.var2)
+          fail("hessian output", at, "var <= var2 (H[v,w] only for v <= w in slot order)",
+               number("var", o.var) + " " + number("var2", o.var2));
+        tangent_index("hessian output", "row", "row", v, o.row);
+        tangent_index("hessian output", "column", "col", w, o.col);
+        return;
+      }
     }
   }
 
+  static std::string_view role_label(OutputRole role) {
+    switch (role) {
+      case OutputRole::Residual: return "a residual";
+      case OutputRole::Jacobian: return "a Jacobian";
+      case OutputRole::Cost: return "a cost";
+      case OutputRole::Gradient: return "a gradient";
+      case OutputRole::Hessian: return "a Hessian";
+    }
+    return "an unknown";
+  }
+
   void whole_outputs() {
-    using Key = std::tuple<OutputRole, uint32_t, uint32_t, uint32_t, size_t>;
+    using Key = std::tuple<OutputRole, uint32_t, uint32_t, uint32_t, uint32_t, size_t>;
     std::vector<Key> keys;
     keys.reserve(g_.outputs.size());
     for (size_t k = 0; k < g_.outputs.size(); ++k) {
       const Output& o = g_.outputs[k];
-      keys.emplace_back(o.role, o.var, o.row, o.col, k);
+      keys.emplace_back(o.role, o.var, o.var2, o.row, o.col, k);
     }
     std::sort(keys.begin(), keys.end());
     for (size_t i = 1; i < keys.size(); ++i) {
-      const auto& [role, var, row, col, k] = keys[i];
-      const auto& [role0, var0, row0, col0, k0] = keys[i - 1];
-      if (std::tie(role, var, row, col) == std::tie(role0, var0, row0, col0)) {
+      const auto& [role, var, var2, row, col, k] = keys[i];
+      const auto& [role0, var0, var20, row0, col0, k0] = keys[i - 1];
+      if (std::tie(role, var, var2, row, col) == std::tie(role0, var0, var20, row0, col0)) {
         const size_t first = std::min(k, k0), second = std::max(k, k0);
         fail("unique outputs",
              "output " + std::to_string(second) + " (" + output_name(sig_, g_.outputs[second]) +
@@ -262,10 +323,21 @@ class Verifier {
     if (const auto missing = first_missing_output(sig_, t_.stage, g_.outputs)) {
       const bool residual = missing->role == OutputRole::Residual;
       fail(residual ? "residual rows" : "stage rules", "the outputs",
-           residual ? "an output for every residual row"
-                    : "an output for every J[var](row, col) at stage jacobian",
+           "an output for " + required_outputs(missing->role),
            "no output " + output_name(sig_, *missing));
     }
+  }
+
+  static std::string required_outputs(OutputRole role) {
+    switch (role) {
+      case OutputRole::Residual: return "every residual row";
+      case OutputRole::Jacobian: return "every J[var](row, col) at stage jacobian";
+      case OutputRole::Cost: return "the cost at stage normal_equations";
+      case OutputRole::Gradient: return "every g[var](row) at stage normal_equations";
+      case OutputRole::Hessian:
+        return "every H[var,var2](row, col) with var <= var2 at stage normal_equations";
+    }
+    return "every required target";
   }
 
   static std::string type_label(Type type) {
@@ -310,24 +382,85 @@ std::string quoted(std::string_view s) {
 }
 
 std::string output_name(const Signature& sig, const Output& o) {
-  if (o.role != OutputRole::Jacobian) return "res[" + std::to_string(o.row) + "]";
-  const std::string var = o.var < sig.vars.size() && !sig.vars[o.var].name.empty()
-                              ? sig.vars[o.var].name
-                              : "#" + std::to_string(o.var);
-  return "J[" + var + "](" + std::to_string(o.row) + "," + std::to_string(o.col) + ")";
+  const auto var = [&sig](uint32_t slot) {
+    return slot < sig.vars.size() && !sig.vars[slot].name.empty() ? sig.vars[slot].name
+                                                                  : "#" + std::to_string(slot);
+  };
+  switch (o.role) {
+    case OutputRole::Jacobian:
+      return "J[" + var(o.var) + "](" + std::to_string(o.row) + "," + std::to_string(o.col) + ")";
+    case OutputRole::Cost: return "cost";
+    case OutputRole::Gradient: return "g[" + var(o.var) + "](" + std::to_string(o.row) + ")";
+    case OutputRole::Hessian:
+      return "H[" + var(o.var) + "," + var(o.var2) + "](" + std::to_string(o.row) + "," +
+             std::to_string(o.col) + ")";
+    case OutputRole::Residual: break;
+  }
+  return "res[" + std::to_string(o.row) + "]";
 }
+
+namespace {
+
+// The first index missing from `present`, all of whose entries are below the count of
+// indexes (sorted and deduplicated here); the count when none is missing.
+uint64_t first_gap(std::vector<uint64_t>& present) {
+  std::sort(present.begin(), present.end());
+  present.erase(std::unique(present.begin(), present.end()), present.end());
+  uint64_t i = 0;
+  while (i < present.size() && present[i] == i) ++i;
+  return i;
+}
+
+// At stage normal_equations: the cost, then g[v](a) by v, a, then H[v,w](a, b) by v, w, a, b.
+std::optional<Output> first_missing_normal_equation(const Signature& sig,
+                                                    const std::vector<Output>& outputs) {
+  const size_t n = sig.vars.size();
+  // g[v](a) is entry g_offset[v] + a; H[v,w](a, b) is entry h_offset[pair(v, w)] + a*T_w + b,
+  // pairs (v, w >= v) numbered in row-major order.
+  std::vector<uint64_t> g_offset(n + 1, 0), h_offset(1, 0), pair_start(n + 1, 0);
+  for (size_t v = 0; v < n; ++v) {
+    g_offset[v + 1] = g_offset[v] + sig.vars[v].tangent;
+    pair_start[v + 1] = pair_start[v] + (n - v);
+    for (size_t w = v; w < n; ++w)
+      h_offset.push_back(h_offset.back() + uint64_t{sig.vars[v].tangent} * sig.vars[w].tangent);
+  }
+  bool has_cost = false;
+  std::vector<uint64_t> gradient, hessian;
+  for (const Output& o : outputs) {
+    if (o.role == OutputRole::Cost) {
+      has_cost = true;
+    } else if (o.role == OutputRole::Gradient && o.var < n && o.row < sig.vars[o.var].tangent) {
+      gradient.push_back(g_offset[o.var] + o.row);
+    } else if (o.role == OutputRole::Hessian && o.var <= o.var2 && o.var2 < n &&
+               o.row < sig.vars[o.var].tangent && o.col < sig.vars[o.var2].tangent) {
+      const uint64_t pair = pair_start[o.var] + (o.var2 - o.var);
+      hessian.push_back(h_offset[pair] + uint64_t{o.row} * sig.vars[o.var2].tangent + o.col);
+    }
+  }
+  if (!has_cost) return Output{OutputRole::Cost, 0, 0, 0, kNoNode};
+  if (const uint64_t j = first_gap(gradient); j < g_offset.back()) {
+    const auto v = static_cast<uint32_t>(
+        std::upper_bound(g_offset.begin(), g_offset.end(), j) - g_offset.begin() - 1);
+    return Output{OutputRole::Gradient, static_cast<uint32_t>(j - g_offset[v]), v, 0, kNoNode};
+  }
+  const uint64_t j = first_gap(hessian);
+  if (j >= h_offset.back()) return std::nullopt;
+  const auto pair = static_cast<size_t>(
+      std::upper_bound(h_offset.begin(), h_offset.end(), j) - h_offset.begin() - 1);
+  const auto v = static_cast<uint32_t>(
+      std::upper_bound(pair_start.begin(), pair_start.end(), pair) - pair_start.begin() - 1);
+  const auto w = static_cast<uint32_t>(v + (pair - pair_start[v]));
+  const uint64_t within = j - h_offset[pair];
+  const uint32_t tw = sig.vars[w].tangent;
+  return Output{OutputRole::Hessian, static_cast<uint32_t>(within / tw), v,
+                static_cast<uint32_t>(within % tw), kNoNode, w};
+}
+
+}  // namespace
 
 std::optional<Output> first_missing_output(const Signature& sig, Stage stage,
                                            const std::vector<Output>& outputs) {
-  // The first index missing from `present`, all of whose entries are below the count of
-  // indexes (sorted and deduplicated here).
-  const auto first_gap = [](std::vector<uint64_t>& present) {
-    std::sort(present.begin(), present.end());
-    present.erase(std::unique(present.begin(), present.end()), present.end());
-    uint64_t i = 0;
-    while (i < present.size() && present[i] == i) ++i;
-    return i;  // the number of indexes when none is missing
-  };
+  if (stage_has_normal_equations(stage)) return first_missing_normal_equation(sig, outputs);
   const uint32_t rows = sig.residual_dim;
   // J[var](row, col) is entry offset[var] + row * tangent + col of one enumeration.
   std::vector<uint64_t> offset(sig.vars.size() + 1, 0);

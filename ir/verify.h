@@ -22,14 +22,22 @@
 //                  slot < data.size() and component < rows*cols.
 //   stage rules    no Tangent input unless the stage allows it (graph.h, enum Stage).
 //   Per output k, in order:
-//   output node    the node exists and is f64.
-//   residual output  var == col == 0 and row < residual_dim.
-//   stage rules    Jacobian outputs only at a stage that has them.
-//   jacobian output  var < vars.size(), row < residual_dim, col < tangent of that var.
+//   output node    the node exists and is f64; the role is one of enum OutputRole.
+//   stage rules    only the roles of the stage (graph.h, enum Stage): residual outputs at
+//                  every stage but normal_equations, Jacobian outputs at stage jacobian,
+//                  cost, gradient and Hessian outputs at stage normal_equations.
+//   residual output  var == col == var2 == 0 and row < residual_dim.
+//   jacobian output  var2 == 0, var < vars.size(), row < residual_dim, col < tangent of var.
+//   cost output    row == var == col == var2 == 0.
+//   gradient output  col == var2 == 0, var < vars.size(), row < tangent of var.
+//   hessian output var < vars.size(), var2 < vars.size(), var <= var2, row < tangent of
+//                  var, col < tangent of var2.
 //   Then over all outputs:
-//   unique outputs no two outputs have the same target (role, var, row, col).
-//   residual rows  every residual row has an output.
-//   stage rules    at stage jacobian, every J[var](row, col) has an output.
+//   unique outputs no two outputs have the same target (role, var, var2, row, col).
+//   residual rows  every residual row has an output (except at stage normal_equations).
+//   stage rules    at stage jacobian, every J[var](row, col) has an output; at stage
+//                  normal_equations, the cost, every g[var](row) and every
+//                  H[var,var2](row, col) with var <= var2 have one.
 //
 // verify() is linear in the graph, plus a sort of the outputs.
 #pragma once
@@ -68,13 +76,16 @@ bool is_type_name(std::string_view name);
 // `s` in single quotes, with bytes outside printable ASCII as \xNN: how messages show names.
 std::string quoted(std::string_view s);
 
-// How messages name an output: res[ROW] or J[VAR](ROW,COL), VAR being the variable's name
-// (or #SLOT when it has none or the slot is out of range).
+// How messages name an output: res[ROW], J[VAR](ROW,COL), cost, g[VAR](ROW) or
+// H[VAR,VAR2](ROW,COL), VAR being the variable's name (or #SLOT when it has none or the
+// slot is out of range).
 std::string output_name(const Signature& signature, const Output& output);
 
 // The first output that `stage` requires and `outputs` lacks: residual rows in order, then
-// (at stage jacobian) J[var](row, col) in order of var, row, col. nullopt when none is
-// missing. Outputs out of range of the signature are ignored.
+// (at stage jacobian) J[var](row, col) in order of var, row, col; at stage
+// normal_equations the cost, then g[var](row) in order of var, row, then H[var,var2](row,
+// col) in order of var, var2, row, col. nullopt when none is missing. Outputs out of range
+// of the signature, and outputs of roles the stage does not require, are ignored.
 std::optional<Output> first_missing_output(const Signature& signature, Stage stage,
                                            const std::vector<Output>& outputs);
 

@@ -269,7 +269,7 @@ TEST_CASE("parse rejects a missing or malformed cost line") {
   CHECK_ERROR("lsjit.ir 1\ncost c kind=equality stag=traced residuals=1\n", "t.ir:2:22: ",
               "expected 'stage=', found 'stag'");
   CHECK_ERROR("lsjit.ir 1\ncost c kind=equality stage=done residuals=1\n", "t.ir:2:28: ",
-              "expected a stage (traced, simplified, jacobian), found 'done'");
+              "expected a stage (traced, simplified, jacobian, normal_equations), found 'done'");
   CHECK_ERROR("lsjit.ir 1\ncost c kind=equality stage=traced residuals=-1\n", "t.ir:2:45: ",
               "expected the number of residuals, found '-1'");
 }

@@ -240,7 +240,7 @@ TEST_CASE("verify_signature: the rules, as lsjit::Error naming the cost") {
 TEST_CASE("verify: stage") {
   Trace t = traced();
   t.stage = static_cast<Stage>(7);
-  CHECK_VIOLATION(t, "stage", "expected traced, simplified or jacobian, found stage #7");
+  CHECK_VIOLATION(t, "stage", "expected traced, simplified, jacobian or normal_equations, found stage #7");
 }
 
 TEST_CASE("verify: op table") {
@@ -393,8 +393,9 @@ TEST_CASE("verify: output nodes exist and are f64") {
   t.graph.outputs[0].node = 6;
   CHECK_VIOLATION(t, "output node", "output 0 (res[0]): expected an f64 node, found %6 of type bool");
   t = traced();
-  t.graph.outputs[0].role = static_cast<OutputRole>(3);
-  CHECK_VIOLATION(t, "output node", "expected role residual or jacobian, found role #3");
+  t.graph.outputs[0].role = static_cast<OutputRole>(9);
+  CHECK_VIOLATION(t, "output node",
+                  "expected role residual, jacobian, cost, gradient or hessian, found role #9");
 }
 
 TEST_CASE("verify: residual outputs") {
@@ -478,7 +479,7 @@ TEST_CASE("cost kinds and stages are found by name") {
   for (CostKind k : {CostKind::LeastSquares, CostKind::Equality, CostKind::InequalityLe,
                      CostKind::InequalityGe})
     CHECK(cost_kind_from_name(cost_kind_name(k)) == k);
-  for (Stage s : {Stage::Traced, Stage::Simplified, Stage::Jacobian})
+  for (Stage s : {Stage::Traced, Stage::Simplified, Stage::Jacobian, Stage::NormalEquations})
     CHECK(stage_from_name(stage_name(s)) == s);
   CHECK_FALSE(cost_kind_from_name("least-squares").has_value());
   CHECK_FALSE(stage_from_name("Traced").has_value());
