@@ -77,7 +77,13 @@ TEST_CASE("lsjit reports bad usage with exit code 2 and says what was expected")
   CHECK(r.out.find("'no_such_cost' is neither a built-in cost") != std::string::npos);
   r = run("trace se2_between --stage llvm_bitcode");
   CHECK(r.exit_code == 2);
-  CHECK(r.out.find("expected traced, simplified or jacobian") != std::string::npos);
+  CHECK(r.out.find("expected traced, simplified, jacobian, normal_equations, llvm, optimized or asm") != std::string::npos);
+  r = run("trace se2_between --mode fused");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("unknown mode 'fused'") != std::string::npos);
+  r = run("trace se2_between --vector-width 3");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--vector-width needs") != std::string::npos);
   r = run("trace se2_between --stage");
   CHECK(r.exit_code == 2);
   CHECK(r.out.find("--stage needs a value") != std::string::npos);
@@ -136,4 +142,28 @@ TEST_CASE("lsjit trace on a malformed IR file names the file, line and column") 
   const Run missing = run("trace /no/such/file.ir");
   CHECK(missing.exit_code == 2);
   CHECK(missing.out.find("neither a built-in cost") != std::string::npos);
+}
+
+TEST_CASE("lsjit trace --stage llvm|optimized|asm prints the kernel of each mode") {
+  for (const std::string mode : {"residual", "residual_jacobian", "normal_equations"}) {
+    CAPTURE(mode);
+    const std::string symbol = "lsjit_se3_between_" + mode;
+    const Run llvm = run("trace se3_between --stage llvm --mode " + mode);
+    REQUIRE(llvm.exit_code == 0);
+    CHECK(llvm.out.find("define") != std::string::npos);
+    CHECK(llvm.out.find(symbol) != std::string::npos);
+    const Run optimized = run("trace se3_between --stage optimized --mode " + mode);
+    REQUIRE(optimized.exit_code == 0);
+    CHECK(optimized.out.find(symbol) != std::string::npos);
+    CHECK(optimized.out != llvm.out);
+    const Run assembly = run("trace se3_between --stage asm --mode " + mode + " --vector-width 4");
+    REQUIRE(assembly.exit_code == 0);
+    CHECK(assembly.out.find(symbol + ":") != std::string::npos);
+    if (__builtin_cpu_supports("avx"))  // 4 lanes of double fill an AVX register
+      CHECK(assembly.out.find("ymm") != std::string::npos);
+  }
+  const Run normal = run("trace se3_between --stage normal_equations");
+  REQUIRE(normal.exit_code == 0);
+  CHECK(normal.out.find("stage=normal_equations") != std::string::npos);
+  CHECK(normal.out.find("H[a,b](5,5) = %") != std::string::npos);
 }

@@ -12,5 +12,6 @@ namespace lsjit::cli {
 using Args = std::vector<std::string>;
 
 int trace_command(const Args& args, std::ostream& out, std::ostream& err);
+int cache_command(const Args& args, std::ostream& out, std::ostream& err);  // lsjit cache
 
 }  // namespace lsjit::cli

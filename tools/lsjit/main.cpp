@@ -10,14 +10,19 @@ namespace {
 constexpr const char* kUsage = R"(usage: lsjit <command> [options]
 
 commands:
-  trace COST [--stage traced|simplified|jacobian]
-                      print a built-in cost's IR at one stage (default: jacobian)
+  trace COST [--stage STAGE] [--mode MODE] [--vector-width N]
+                      print a built-in cost at one stage (default: jacobian):
+                        IR stages      traced, simplified, jacobian, normal_equations
+                        machine code   llvm, optimized, asm (of the kernel for --mode:
+                                       residual, residual_jacobian (default) or
+                                       normal_equations)
   trace FILE.ir [--stage ...]
                       read IR text (e.g. a dumped trace), check it, and print it at a
-                      stage (a traced file can be simplified or differentiated)
+                      stage (a traced file can be taken to any later stage)
   trace --list        list the built-in costs
   trace --op-counts   op counts of every built-in cost: residual alone, and residual +
                       Jacobian with forward and with reverse accumulation
+  cache list|show|diff|stats|verify|gc|clear   inspect the kernel cache (lsjit cache help)
   help                show this message
 )";
 
@@ -32,6 +37,7 @@ int main(int argc, char** argv) {
   const lsjit::cli::Args args(argv + 2, argv + argc);
   try {
     if (command == "trace") return lsjit::cli::trace_command(args, std::cout, std::cerr);
+    if (command == "cache") return lsjit::cli::cache_command(args, std::cout, std::cerr);
     if (command == "help" || command == "--help" || command == "-h") {
       std::cout << kUsage;
       return 0;

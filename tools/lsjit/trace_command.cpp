@@ -1,3 +1,4 @@
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -6,6 +7,8 @@
 #include <sstream>
 
 #include "commands.h"
+#include "lsjit/compiler/codegen.h"
+#include "lsjit/compiler/kernel.h"
 #include "lsjit/ir/differentiate.h"
 #include "lsjit/ir/parser.h"
 #include "lsjit/ir/printer.h"
@@ -31,10 +34,36 @@ void print_op_counts(std::ostream& out) {
   }
 }
 
+bool parse_width(const std::string& text, uint32_t* width) {
+  for (uint32_t w : {0u, 1u, 2u, 4u, 8u})
+    if (text == std::to_string(w)) {
+      *width = w;
+      return true;
+    }
+  return false;
+}
+
+// The kernel mode whose graph is this IR stage.
+compiler::KernelMode mode_of_stage(ir::Stage stage) {
+  switch (stage) {
+    case ir::Stage::Simplified: return compiler::KernelMode::Residual;
+    case ir::Stage::NormalEquations: return compiler::KernelMode::NormalEquations;
+    default: return compiler::KernelMode::ResidualJacobian;
+  }
+}
+
+// A cost name made safe for a symbol: letters, digits and '_'.
+std::string kernel_symbol_part(const std::string& name) {
+  std::string out;
+  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return out;
+}
+
 }  // namespace
 
 int trace_command(const Args& args, std::ostream& out, std::ostream& err) {
-  std::string source, stage;
+  std::string source, stage, mode_text = "residual_jacobian";
+  compiler::CompileOptions options;
   bool list = false, op_counts = false;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--list") {
@@ -47,6 +76,19 @@ int trace_command(const Args& args, std::ostream& out, std::ostream& err) {
         return 2;
       }
       stage = args[++i];
+    } else if (args[i] == "--mode") {
+      if (i + 1 >= args.size()) {
+        err << "lsjit trace: --mode needs a value: residual, residual_jacobian or "
+               "normal_equations\n";
+        return 2;
+      }
+      mode_text = args[++i];
+    } else if (args[i] == "--vector-width") {
+      if (i + 1 >= args.size() || !parse_width(args[i + 1], &options.vector_width)) {
+        err << "lsjit trace: --vector-width needs 0 (host best), 1, 2, 4 or 8\n";
+        return 2;
+      }
+      ++i;
     } else if (!args[i].empty() && args[i][0] == '-') {
       err << "lsjit trace: unknown option '" << args[i] << "'\n";
       return 2;
@@ -70,13 +112,23 @@ int trace_command(const Args& args, std::ostream& out, std::ostream& err) {
     err << "lsjit trace: name a built-in cost (lsjit trace --list shows them) or an IR file\n";
     return 2;
   }
+  const std::optional<compiler::KernelMode> mode = compiler::mode_from_name(mode_text);
+  if (!mode) {
+    err << "lsjit trace: unknown mode '" << mode_text
+        << "': expected residual, residual_jacobian or normal_equations\n";
+    return 2;
+  }
   std::optional<ir::Stage> wanted;
-  if (!stage.empty()) {
+  std::optional<compiler::TextStage> machine;
+  if (stage == "llvm") machine = compiler::TextStage::Llvm;
+  else if (stage == "optimized") machine = compiler::TextStage::Optimized;
+  else if (stage == "asm") machine = compiler::TextStage::Asm;
+  else if (!stage.empty()) {
     wanted = ir::stage_from_name(stage);
     if (!wanted) {
       err << "lsjit trace: unknown stage '" << stage
-          << "': expected traced, simplified or jacobian (llvm, optimized and asm come with "
-             "the compiler)\n";
+          << "': expected traced, simplified, jacobian, normal_equations, llvm, optimized or "
+             "asm\n";
       return 2;
     }
   }
@@ -100,19 +152,30 @@ int trace_command(const Args& args, std::ostream& out, std::ostream& err) {
     return 2;
   }
 
-  const ir::Stage target = wanted.value_or(
-      trace.stage == ir::Stage::Traced ? ir::Stage::Jacobian : trace.stage);
-  if (target == trace.stage) {
+  const ir::Stage target = machine ? ir::Stage::Traced
+                                   : wanted.value_or(trace.stage == ir::Stage::Traced
+                                                         ? ir::Stage::Jacobian
+                                                         : trace.stage);
+  if (!machine && target == trace.stage) {
     out << ir::print(trace);
     return 0;
   }
   if (trace.stage != ir::Stage::Traced) {
     err << "lsjit trace: '" << source << "' is at stage " << ir::stage_name(trace.stage)
-        << "; only a traced stage can be turned into " << ir::stage_name(target) << "\n";
+        << "; only a traced stage can be turned into "
+        << (machine ? stage : std::string(ir::stage_name(target))) << "\n";
     return 1;
   }
-  out << ir::print(target == ir::Stage::Simplified ? ir::simplify_residual(trace)
-                                                    : ir::differentiate(trace));
+  if (machine) {
+    const ir::Trace graph = compiler::graph_for_mode(trace, *mode);
+    const compiler::KernelLayout layout = compiler::make_layout(graph.signature, *mode);
+    out << compiler::kernel_text(graph, layout, options,
+                                 "lsjit_" + kernel_symbol_part(trace.signature.name) + "_" +
+                                     std::string(compiler::mode_name(*mode)),
+                                 *machine);
+    return 0;
+  }
+  out << ir::print(compiler::graph_for_mode(trace, mode_of_stage(target)));
   return 0;
 }
 

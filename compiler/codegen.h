@@ -1,0 +1,66 @@
+// Compiling a mode graph into machine code with LLVM 19: lowering to an LLVM module that
+// implements the kernel contract of kernel.h, a tuned optimization pipeline, and object
+// code emission for the host. This header does not include LLVM; codegen.cpp is the only
+// translation unit that does (with jit.cpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "lsjit/compiler/kernel.h"
+
+namespace lsjit::compiler {
+
+// Options that change the machine code; all of them are part of the cache key.
+struct CompileOptions {
+  // SIMD lanes across instances: 0 picks the host's best (8 with AVX-512F, 4 with AVX2,
+  // 2 otherwise); 1 compiles a scalar loop. The tail of a range is always scalar.
+  uint32_t vector_width = 0;
+  // Contract a*b+c into FMA where the target has it (results differ from the interpreter
+  // by rounding only).
+  bool fma_contraction = true;
+  // Call glibc's libmvec for sin, cos, exp, log, ... on vectors (<= 4 ulp); false calls the
+  // scalar libm function per lane.
+  bool vector_math = true;
+  bool operator==(const CompileOptions&) const = default;
+};
+
+// The machine code is for. Part of the cache key.
+struct TargetInfo {
+  std::string triple;
+  std::string cpu;       // e.g. znver3, skylake-avx512
+  std::string features;  // LLVM feature string, sorted, e.g. +avx,+avx2,+fma,...
+  uint32_t vector_width = 1;  // resolved from CompileOptions
+  std::string llvm_version;   // e.g. 19.1.7
+};
+TargetInfo host_target(const CompileOptions& options);
+
+// Seconds spent in each stage of producing one kernel. trace_s and differentiate_s are
+// filled by whoever traced and differentiated (the cache); the rest by compile_kernel.
+struct StageTimes {
+  double trace_s = 0, differentiate_s = 0, simplify_s = 0;
+  double llvm_ir_s = 0, optimize_s = 0, codegen_s = 0, link_s = 0;
+  double total() const {
+    return trace_s + differentiate_s + simplify_s + llvm_ir_s + optimize_s + codegen_s + link_s;
+  }
+};
+
+struct CompiledObject {
+  std::string symbol;       // the kernel function's name in the object
+  std::string object_code;  // a relocatable ELF object for the host
+  TargetInfo target;
+  StageTimes times;         // llvm_ir_s, optimize_s, codegen_s
+};
+
+// Lowers `mode_graph` (graph_for_mode's result) for `layout`, optimizes it and emits an
+// object file. `symbol` names the kernel function. Throws lsjit::Error if LLVM fails.
+CompiledObject compile_kernel(const ir::Trace& mode_graph, const KernelLayout& layout,
+                              const CompileOptions& options, const std::string& symbol);
+
+enum class TextStage { Llvm, Optimized, Asm };
+// The kernel's LLVM IR before or after optimization, or its assembly (`lsjit trace --stage`).
+std::string kernel_text(const ir::Trace& mode_graph, const KernelLayout& layout,
+                        const CompileOptions& options, const std::string& symbol,
+                        TextStage stage);
+
+}  // namespace lsjit::compiler

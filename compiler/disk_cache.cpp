@@ -1,0 +1,461 @@
+#include "lsjit/compiler/disk_cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "lsjit/ir/error.h"
+
+namespace lsjit::compiler {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kHeaderSize = 8 + 4 + 8;
+constexpr size_t kChecksumSize = 16;
+constexpr uint32_t kNumTimes = 7;
+
+void put_u32(std::string& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void put_u64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void put_str(std::string& out, std::string_view s) {
+  put_u64(out, s.size());
+  out.append(s);
+}
+
+uint64_t get_le(std::string_view bytes, size_t at, int n) {
+  uint64_t v = 0;
+  for (int i = 0; i < n; ++i) v |= uint64_t{static_cast<unsigned char>(bytes[at + i])} << (8 * i);
+  return v;
+}
+
+// Reads the payload; any read past its end sets `ok` to false.
+struct Reader {
+  std::string_view bytes;
+  size_t at = 0;
+  bool ok = true;
+  uint64_t u(int n) {
+    if (!ok || bytes.size() - at < static_cast<size_t>(n)) {
+      ok = false;
+      return 0;
+    }
+    const uint64_t v = get_le(bytes, at, n);
+    at += n;
+    return v;
+  }
+  std::string str() {
+    const uint64_t n = u(8);
+    if (!ok || bytes.size() - at < n) {
+      ok = false;
+      return {};
+    }
+    std::string s(bytes.substr(at, n));
+    at += n;
+    return s;
+  }
+};
+
+Hash128 checksum(std::string_view bytes) {
+  StableHasher h;
+  h.add(bytes);
+  return h.finish();
+}
+
+bool is_hex_id(std::string_view s) {
+  if (s.size() != 32) return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+// <32 hex>.lsjitk
+bool is_entry_name(const std::string& name) {
+  return name.size() == 32 + kEntryExtension.size() &&
+         std::string_view(name).substr(32) == kEntryExtension &&
+         is_hex_id(std::string_view(name).substr(0, 32));
+}
+
+// .<32 hex>.lsjitk.tmp.*
+bool is_temp_name(const std::string& name) {
+  const std::string_view n = name;
+  const std::string tail = std::string(kEntryExtension) + ".tmp.";
+  return n.size() > 1 + 32 + tail.size() && n[0] == '.' && is_hex_id(n.substr(1, 32)) &&
+         n.substr(33, tail.size()) == tail;
+}
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+uint64_t process_random() {
+  static const uint64_t r = [] {
+    std::random_device rd;
+    return (uint64_t{rd()} << 32) ^ rd() ^
+           static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  }();
+  return r;
+}
+
+void fsync_dir(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);  // best effort: the rename is atomic either way
+  ::close(fd);
+}
+
+}  // namespace
+
+std::string_view entry_status_name(EntryStatus status) {
+  switch (status) {
+    case EntryStatus::Ok: return "ok";
+    case EntryStatus::Missing: return "missing";
+    case EntryStatus::Unreadable: return "unreadable";
+    case EntryStatus::NotAnEntry: return "not a cache entry";
+    case EntryStatus::ForeignVersion: return "foreign format version";
+    case EntryStatus::Truncated: return "truncated";
+    case EntryStatus::Corrupt: return "corrupt";
+    case EntryStatus::Malformed: return "malformed";
+  }
+  return "?";
+}
+
+std::string encode_entry(const DiskEntry& e) {
+  std::string payload;
+  put_str(payload, e.key.id());
+  put_u32(payload, static_cast<uint32_t>(e.key.parts.size()));
+  for (const auto& [name, value] : e.key.parts) {
+    put_str(payload, name);
+    put_str(payload, value);
+  }
+  put_str(payload, e.symbol);
+  put_u32(payload, kNumTimes);
+  for (double t : {e.times.trace_s, e.times.differentiate_s, e.times.simplify_s, e.times.llvm_ir_s,
+                   e.times.optimize_s, e.times.codegen_s, e.times.link_s})
+    put_u64(payload, std::bit_cast<uint64_t>(t));
+  put_str(payload, e.ir_text);
+  put_str(payload, e.object_code);
+
+  std::string out;
+  out.reserve(kHeaderSize + payload.size() + kChecksumSize);
+  out.append(kDiskMagic);
+  put_u32(out, kDiskFormatVersion);
+  put_u64(out, payload.size());
+  out.append(payload);
+  const Hash128 sum = checksum(out);
+  put_u64(out, sum.hi);
+  put_u64(out, sum.lo);
+  return out;
+}
+
+DecodeResult decode_entry(std::string_view bytes) {
+  DecodeResult r;
+  auto fail = [&](EntryStatus s, std::string message) {
+    r.status = s;
+    r.message = std::move(message);
+    return r;
+  };
+  if (bytes.size() < kDiskMagic.size() || bytes.substr(0, kDiskMagic.size()) != kDiskMagic)
+    return fail(bytes.size() < kDiskMagic.size() && kDiskMagic.substr(0, bytes.size()) == bytes
+                    ? EntryStatus::Truncated
+                    : EntryStatus::NotAnEntry,
+                bytes.size() < kDiskMagic.size() ? "the file ends inside the magic number"
+                                                 : "the file does not start with the lsjit "
+                                                   "kernel cache magic number");
+  if (bytes.size() < kHeaderSize) return fail(EntryStatus::Truncated, "the file ends inside its header");
+  const auto version = static_cast<uint32_t>(get_le(bytes, 8, 4));
+  if (version != kDiskFormatVersion)
+    return fail(EntryStatus::ForeignVersion, "format version " + std::to_string(version) +
+                                                 ", this lsjit reads version " +
+                                                 std::to_string(kDiskFormatVersion));
+  const uint64_t payload_size = get_le(bytes, 12, 8);
+  const uint64_t available = bytes.size() - kHeaderSize;
+  if (payload_size > available || available - payload_size < kChecksumSize)
+    return fail(EntryStatus::Truncated,
+                "the header announces " + std::to_string(kHeaderSize + payload_size + kChecksumSize) +
+                    " bytes, the file has " + std::to_string(bytes.size()));
+  if (available - payload_size > kChecksumSize)
+    return fail(EntryStatus::Corrupt, std::to_string(available - payload_size - kChecksumSize) +
+                                          " bytes follow the checksum");
+  const size_t end = kHeaderSize + payload_size;
+  const Hash128 stored{get_le(bytes, end, 8), get_le(bytes, end + 8, 8)};
+  if (!(checksum(bytes.substr(0, end)) == stored))
+    return fail(EntryStatus::Corrupt, "checksum mismatch");
+
+  Reader in{bytes.substr(kHeaderSize, payload_size)};
+  DiskEntry e;
+  const std::string id = in.str();
+  const auto num_parts = static_cast<uint32_t>(in.u(4));
+  for (uint32_t i = 0; in.ok && i < num_parts; ++i) {
+    std::string name = in.str();
+    std::string value = in.str();
+    e.key.parts.emplace_back(std::move(name), std::move(value));
+  }
+  e.symbol = in.str();
+  const auto num_times = static_cast<uint32_t>(in.u(4));
+  double times[kNumTimes] = {};
+  for (uint32_t i = 0; in.ok && i < num_times; ++i) {
+    const double t = std::bit_cast<double>(in.u(8));
+    if (i < kNumTimes) times[i] = t;
+  }
+  e.times = {times[0], times[1], times[2], times[3], times[4], times[5], times[6]};
+  e.ir_text = in.str();
+  e.object_code = in.str();
+  if (!in.ok) return fail(EntryStatus::Malformed, "the payload ends early");
+  if (in.at != in.bytes.size()) return fail(EntryStatus::Malformed, "bytes follow the payload's last field");
+  const std::optional<Hash128> hash = parse_hash_hex(id);
+  if (!hash) return fail(EntryStatus::Malformed, "the stored id is not 32 hex digits");
+  // The id is taken as stored, not recomputed: a reader that asked for this id compares
+  // the parts, which is how a hash collision is told from a hit.
+  e.key.hash = *hash;
+  r.status = EntryStatus::Ok;
+  r.entry = std::move(e);
+  return r;
+}
+
+std::optional<fs::path> default_cache_dir() {
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+  };
+  if (const std::string d = env("LSJIT_CACHE_DIR"); !d.empty()) return fs::path(d);
+  if (const std::string x = env("XDG_CACHE_HOME"); !x.empty() && x[0] == '/')
+    return fs::path(x) / "lsjit";
+  if (const std::string h = env("HOME"); !h.empty()) return fs::path(h) / ".cache" / "lsjit";
+  return std::nullopt;
+}
+
+std::optional<uint64_t> parse_size(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  const std::string number(text.substr(0, i));
+  if (number.empty() || number == ".") return std::nullopt;
+  std::string unit(text.substr(i));
+  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (unit.size() >= 2 && unit.substr(unit.size() - 2) == "IB") unit.resize(unit.size() - 2);
+  else if (!unit.empty() && unit.back() == 'B') unit.pop_back();
+  double scale = 1;
+  if (unit.empty()) scale = 1;
+  else if (unit == "K") scale = 1024.0;
+  else if (unit == "M") scale = 1024.0 * 1024;
+  else if (unit == "G") scale = 1024.0 * 1024 * 1024;
+  else if (unit == "T") scale = 1024.0 * 1024 * 1024 * 1024;
+  else return std::nullopt;
+  double value = 0;
+  const auto r = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (r.ec != std::errc() || r.ptr != number.data() + number.size()) return std::nullopt;
+  const double bytes = value * scale;
+  if (!(bytes >= 0) || bytes > 1.8e19) return std::nullopt;
+  return static_cast<uint64_t>(bytes);
+}
+
+std::string format_size(uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  if (u == 0)
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  else
+    std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  return buf;
+}
+
+DiskCache::DiskCache(fs::path directory) : dir_(std::move(directory)) {}
+
+fs::path DiskCache::entry_path(const Hash128& id) const {
+  return dir_ / (id.hex() + std::string(kEntryExtension));
+}
+
+DecodeResult DiskCache::read_file(const fs::path& path) {
+  DecodeResult r;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int e = errno;
+    r.status = e == ENOENT || e == ENOTDIR ? EntryStatus::Missing : EntryStatus::Unreadable;
+    r.message = errno_text(e);
+    return r;
+  }
+  std::string bytes;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) bytes.reserve(static_cast<size_t>(st.st_size));
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int e = errno;
+      ::close(fd);
+      r.status = EntryStatus::Unreadable;
+      r.message = errno_text(e);
+      return r;
+    }
+    if (n == 0) break;
+    bytes.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  DecodeResult r2 = decode_entry(bytes);
+  const std::string name = path.filename().string();
+  if (r2.status == EntryStatus::Ok && is_entry_name(name) && name.substr(0, 32) != r2.entry->key.id()) {
+    r2.status = EntryStatus::Malformed;
+    r2.message = "the stored id " + r2.entry->key.id() + " is not the file's name";
+    r2.entry.reset();
+  }
+  return r2;
+}
+
+DecodeResult DiskCache::read(const Hash128& id) const {
+  const fs::path path = entry_path(id);
+  DecodeResult r = read_file(path);
+  if (r.status == EntryStatus::Ok) ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // LRU
+  return r;
+}
+
+void DiskCache::write(const DiskEntry& entry) const {
+  auto fail = [&](const std::string& what, int e) {
+    throw Error("kernel cache directory '" + dir_.string() + "': " + what + ": " + errno_text(e));
+  };
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) fail("cannot create it", ec.value());
+  const std::string bytes = encode_entry(entry);
+  static std::atomic<uint64_t> counter{0};
+  const std::string id = entry.key.id();
+  int fd = -1;
+  fs::path temp;
+  for (int attempt = 0; fd < 0; ++attempt) {
+    char suffix[64];
+    std::snprintf(suffix, sizeof suffix, "%ld.%016llx", static_cast<long>(::getpid()),
+                  static_cast<unsigned long long>(process_random() + counter.fetch_add(1) * 0x9e3779b97f4a7c15ull));
+    temp = dir_ / ("." + id + std::string(kEntryExtension) + ".tmp." + suffix);
+    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && (errno != EEXIST || attempt > 100)) fail("cannot create a file in it", errno);
+  }
+  auto abandon = [&](const std::string& what) {
+    const int e = errno;
+    ::close(fd);
+    ::unlink(temp.c_str());
+    fail(what, e);
+  };
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      abandon("cannot write an entry");
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) abandon("cannot sync an entry");
+  if (::close(fd) != 0) {
+    const int e = errno;
+    ::unlink(temp.c_str());
+    fail("cannot write an entry", e);
+  }
+  if (::rename(temp.c_str(), entry_path(entry.key.hash).c_str()) != 0) {
+    const int e = errno;
+    ::unlink(temp.c_str());
+    fail("cannot rename an entry into place", e);
+  }
+  fsync_dir(dir_);
+}
+
+std::vector<DiskCache::FileInfo> DiskCache::list() const {
+  std::vector<FileInfo> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!is_entry_name(name)) continue;
+    std::error_code e1, e2;
+    const uint64_t size = it->file_size(e1);
+    const auto mtime = it->last_write_time(e2);
+    if (e1 || e2) continue;  // removed meanwhile
+    out.push_back({it->path(), name.substr(0, 32), size, mtime});
+  }
+  std::sort(out.begin(), out.end(), [](const FileInfo& a, const FileInfo& b) { return a.id < b.id; });
+  return out;
+}
+
+std::vector<DiskCache::FileInfo> DiskCache::find(std::string_view prefix) const {
+  std::string p(prefix);
+  for (char& c : p) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::vector<FileInfo> out;
+  for (FileInfo& f : list())
+    if (f.id.compare(0, p.size(), p) == 0) out.push_back(std::move(f));
+  return out;
+}
+
+DiskCache::RemoveResult DiskCache::gc(uint64_t max_bytes) const {
+  RemoveResult r;
+  std::vector<FileInfo> files = list();
+  std::sort(files.begin(), files.end(), [](const FileInfo& a, const FileInfo& b) {
+    return a.mtime != b.mtime ? a.mtime < b.mtime : a.id < b.id;
+  });
+  uint64_t total = 0;
+  for (const FileInfo& f : files) total += f.size;
+  for (const FileInfo& f : files) {
+    std::error_code ec;
+    if (total > max_bytes && fs::remove(f.path, ec) && !ec) {
+      total -= f.size;
+      ++r.removed;
+      r.removed_bytes += f.size;
+    } else {
+      ++r.kept;
+      r.kept_bytes += f.size;
+    }
+  }
+  // Temporary files of writers that died.
+  std::error_code ec;
+  const auto cutoff = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!is_temp_name(it->path().filename().string())) continue;
+    std::error_code e1, e2, e3;
+    const auto mtime = it->last_write_time(e1);
+    const uint64_t size = it->file_size(e2);
+    if (!e1 && !e2 && mtime < cutoff && fs::remove(it->path(), e3) && !e3) {
+      ++r.removed;
+      r.removed_bytes += size;
+    }
+  }
+  return r;
+}
+
+DiskCache::RemoveResult DiskCache::clear() const {
+  RemoveResult r;
+  std::error_code ec;
+  std::vector<fs::path> doomed;
+  for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if ((is_entry_name(name) || is_temp_name(name)) && it->is_regular_file()) doomed.push_back(it->path());
+  }
+  for (const fs::path& p : doomed) {
+    std::error_code e1, e2;
+    const uint64_t size = fs::file_size(p, e1);
+    if (fs::remove(p, e2) && !e2) {
+      ++r.removed;
+      r.removed_bytes += e1 ? 0 : size;
+    } else {
+      ++r.kept;
+      r.kept_bytes += e1 ? 0 : size;
+    }
+  }
+  return r;
+}
+
+}  // namespace lsjit::compiler

@@ -1,0 +1,133 @@
+// The on-disk kernel cache: one file per compiled kernel in one directory, named
+// <id>.lsjitk, where <id> is the 32-hex-digit hash of the cache key (cache_key.h).
+//
+// File format, version 1 (all integers little endian; str = u64 byte length + bytes):
+//   offset 0   8 bytes  magic "\x89LSJITKC"
+//          8   u32      format version (kDiskFormatVersion)
+//         12   u64      payload size P
+//         20   P bytes  payload:
+//                         str  key id (32 hex digits; the file's name. Readers take it as
+//                              the key's hash and compare the parts they asked for, so a
+//                              hash collision shows as an id whose parts differ; `lsjit
+//                              cache verify` also checks that it is hash_key_parts(parts))
+//                         u32  number of key parts, then per part: str name, str value
+//                         str  kernel symbol
+//                         u32  number of stage times (7), then that many f64 (bit pattern):
+//                              trace, differentiate, simplify, llvm_ir, optimize, codegen,
+//                              link seconds of the compile that made the entry
+//                         str  IR text of the mode graph (ir/printer.h)
+//                         str  object code (a relocatable ELF object for the host)
+//     20 + P   16 bytes checksum: StableHasher over bytes [0, 20 + P) as one string,
+//                       Hash128 hi then lo
+// and nothing after it. A reader checks, in this order: magic, version, size (truncated or
+// trailing bytes), checksum, payload structure and the id. Any failure is a bad entry,
+// never loaded.
+//
+// Writes are atomic: the bytes go to a uniquely named temporary file in the same
+// directory (.<id>.lsjitk.tmp.<pid>.<random>), which is fsync'ed and renamed over the
+// entry's name; then the directory is fsync'ed. A reader sees the old file, the new file
+// or none, never a part; two processes writing one key both succeed (the last rename
+// wins, and both wrote the same kernel).
+//
+// Hits refresh the file's modification time, so gc() removes the least recently used.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lsjit/compiler/cache_key.h"
+#include "lsjit/compiler/codegen.h"
+
+namespace lsjit::compiler {
+
+inline constexpr uint32_t kDiskFormatVersion = 1;
+inline constexpr std::string_view kDiskMagic{"\x89LSJITKC", 8};
+inline constexpr std::string_view kEntryExtension = ".lsjitk";
+
+struct DiskEntry {
+  CacheKey key;
+  std::string symbol;
+  StageTimes times;
+  std::string ir_text;      // the mode graph's IR text
+  std::string object_code;
+};
+
+std::string encode_entry(const DiskEntry& entry);
+
+enum class EntryStatus {
+  Ok,
+  Missing,         // no such file
+  Unreadable,      // the file exists but cannot be read (permissions, I/O error)
+  NotAnEntry,      // wrong magic
+  ForeignVersion,  // another format version
+  Truncated,       // shorter than its header says
+  Corrupt,         // checksum mismatch or trailing bytes
+  Malformed,       // checksum fine but the payload does not parse, or the stored id is not
+                   // the file's name
+};
+std::string_view entry_status_name(EntryStatus status);
+
+struct DecodeResult {
+  EntryStatus status = EntryStatus::Missing;
+  std::string message;             // why, for anything but Ok
+  std::optional<DiskEntry> entry;  // when Ok
+};
+DecodeResult decode_entry(std::string_view bytes);
+
+// The directory the cache uses unless told otherwise: $LSJIT_CACHE_DIR if set and not
+// empty, else $XDG_CACHE_HOME/lsjit if that is an absolute path, else $HOME/.cache/lsjit;
+// nullopt if none of these is set.
+std::optional<std::filesystem::path> default_cache_dir();
+
+// "1048576", "512K", "100M", "2G", "1.5G" (binary units, K = 1024; a trailing B or iB is
+// accepted: "100MB", "100MiB"). nullopt if it does not parse.
+std::optional<uint64_t> parse_size(std::string_view text);
+std::string format_size(uint64_t bytes);  // "12.3 MiB"
+
+class DiskCache {
+ public:
+  explicit DiskCache(std::filesystem::path directory);
+  const std::filesystem::path& directory() const { return dir_; }
+  std::filesystem::path entry_path(const Hash128& id) const;
+
+  // Reads and checks the entry `id`. On Ok, refreshes its modification time.
+  DecodeResult read(const Hash128& id) const;
+  static DecodeResult read_file(const std::filesystem::path& path);
+  // Writes atomically (see above). Creates the directory if needed. Throws lsjit::Error
+  // (naming the directory and the system's reason) if it cannot.
+  void write(const DiskEntry& entry) const;
+
+  struct FileInfo {
+    std::filesystem::path path;
+    std::string id;  // from the name
+    uint64_t size = 0;
+    std::filesystem::file_time_type mtime;
+  };
+  // The entry files (named <32 hex digits>.lsjitk), by id. Empty if the directory does
+  // not exist.
+  std::vector<FileInfo> list() const;
+  // The entries whose id starts with `prefix` (case-insensitive).
+  std::vector<FileInfo> find(std::string_view prefix) const;
+
+  struct RemoveResult {
+    size_t removed = 0;
+    uint64_t removed_bytes = 0;
+    size_t kept = 0;
+    uint64_t kept_bytes = 0;
+  };
+  // Removes least recently used entries (oldest modification time first) until the total
+  // size of entries is at most `max_bytes`, and temporary files older than an hour (left
+  // by a writer that died).
+  RemoveResult gc(uint64_t max_bytes) const;
+  // Removes every entry file and every temporary file of the cache; nothing else.
+  RemoveResult clear() const;
+
+ private:
+  std::filesystem::path dir_;
+};
+
+}  // namespace lsjit::compiler

@@ -1,0 +1,109 @@
+#include "lsjit/compiler/kernel.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "lsjit/ir/differentiate.h"
+#include "lsjit/ir/interpreter.h"
+#include "lsjit/ir/normal_equations.h"
+
+namespace lsjit::compiler {
+
+std::string_view mode_name(KernelMode mode) {
+  switch (mode) {
+    case KernelMode::Residual: return "residual";
+    case KernelMode::ResidualJacobian: return "residual_jacobian";
+    case KernelMode::NormalEquations: return "normal_equations";
+  }
+  return "?";
+}
+
+std::optional<KernelMode> mode_from_name(std::string_view name) {
+  for (KernelMode m : kAllModes)
+    if (mode_name(m) == name) return m;
+  return std::nullopt;
+}
+
+KernelLayout make_layout(const ir::Signature& sig, KernelMode mode) {
+  KernelLayout l;
+  l.mode = mode;
+  l.num_vars = static_cast<uint32_t>(sig.vars.size());
+  l.residual_dim = sig.residual_dim;
+  for (const ir::DataSlot& d : sig.data) {
+    l.data_offset.push_back(l.data_stride);
+    l.data_stride += d.size();
+  }
+  for (const ir::VarSlot& v : sig.vars) {
+    l.ambient.push_back(v.ambient);
+    l.tangent.push_back(v.tangent);
+  }
+  const uint32_t R = sig.residual_dim;
+  switch (mode) {
+    case KernelMode::Residual: l.outputs.push_back({"res", R}); break;
+    case KernelMode::ResidualJacobian:
+      l.outputs.push_back({"res", R});
+      for (const ir::VarSlot& v : sig.vars) l.outputs.push_back({"J[" + v.name + "]", R * v.tangent});
+      break;
+    case KernelMode::NormalEquations:
+      l.outputs.push_back({"cost", 1});
+      for (const ir::VarSlot& v : sig.vars) l.outputs.push_back({"g[" + v.name + "]", v.tangent});
+      for (size_t v = 0; v < sig.vars.size(); ++v)
+        for (size_t w = v; w < sig.vars.size(); ++w)
+          l.outputs.push_back({"H[" + sig.vars[v].name + "," + sig.vars[w].name + "]",
+                               sig.vars[v].tangent * sig.vars[w].tangent});
+      break;
+  }
+  return l;
+}
+
+uint32_t KernelLayout::hessian_array(uint32_t v, uint32_t w) const {
+  if (v > w || w >= num_vars) throw std::logic_error("KernelLayout::hessian_array: need v <= w < n");
+  // Pairs (v, w>=v) in row-major order: rows before v contribute n, n-1, ... pairs.
+  const uint32_t before = v * num_vars - v * (v - 1) / 2;
+  return 1 + num_vars + before + (w - v);
+}
+
+KernelLayout::Place KernelLayout::place(const ir::Output& o) const {
+  using ir::OutputRole;
+  switch (o.role) {
+    case OutputRole::Residual: return {0, o.row};
+    case OutputRole::Jacobian: return {1 + o.var, o.row * tangent.at(o.var) + o.col};
+    case OutputRole::Cost: return {0, 0};
+    case OutputRole::Gradient: return {1 + o.var, o.row};
+    case OutputRole::Hessian: return {hessian_array(o.var, o.var2), o.row * tangent.at(o.var2) + o.col};
+  }
+  throw std::logic_error("KernelLayout::place: unknown output role");
+}
+
+ir::Trace graph_for_mode(const ir::Trace& traced, KernelMode mode) {
+  switch (mode) {
+    case KernelMode::Residual: return ir::simplify_residual(traced);
+    case KernelMode::ResidualJacobian: return ir::differentiate(traced);
+    case KernelMode::NormalEquations: return ir::normal_equations(ir::differentiate(traced));
+  }
+  throw std::logic_error("graph_for_mode: unknown mode");
+}
+
+void run_reference(const ir::Trace& g, const KernelLayout& layout, const KernelArgs& args) {
+  const ir::Signature& sig = g.signature;
+  ir::InputValues in;
+  in.vars.resize(sig.vars.size());
+  in.data.resize(sig.data.size());
+  for (int64_t i = args.begin; i < args.end; ++i) {
+    for (size_t s = 0; s < sig.vars.size(); ++s) {
+      const double* row = args.values[s] + int64_t{args.indices[s][i]} * layout.ambient[s];
+      in.vars[s].assign(row, row + layout.ambient[s]);
+    }
+    for (size_t s = 0; s < sig.data.size(); ++s) {
+      const double* d = args.data + i * layout.data_stride + layout.data_offset[s];
+      in.data[s].assign(d, d + sig.data[s].size());
+    }
+    const std::vector<double> v = ir::evaluate_nodes(g.graph, in);
+    for (const ir::Output& o : g.graph.outputs) {
+      const KernelLayout::Place p = layout.place(o);
+      args.outputs[p.array][i * layout.outputs[p.array].per_instance + p.offset] = v[o.node];
+    }
+  }
+}
+
+}  // namespace lsjit::compiler

@@ -1,0 +1,90 @@
+// The kernel contract: what a compiled cost kernel computes, the arguments it takes, and
+// where it writes. No LLVM here: the runtime and the tests use this header alone.
+//
+// One kernel per (cost group, mode). It evaluates the cost's graph for every instance in
+// the runtime range [begin, end), SIMD across instances, reading:
+//   indices[s][i]   the row of instance i's variable in slot s (int32, one per instance)
+//   values[s]       the value array of slot s: `ambient` doubles per row, row-major, so
+//                   instance i reads values[s][indices[s][i] * ambient + c]
+//   data            per-instance data, instance-major: data[i * data_stride + offset + c]
+//                   with the data slots concatenated in signature order
+// and writing, for each output array k of the mode (KernelLayout::outputs), the block of
+// instance i at outputs[k][i * per_instance ...]. Indices are absolute instance numbers,
+// so threads split [begin, end) and share every pointer. Pointers are never aliased; an
+// output array the mode does not have is not touched.
+//
+// Modes and their output arrays, in order (n variable slots, T_v tangent dims, R residuals):
+//   Residual          res                    R per instance
+//   ResidualJacobian  res, J[0..n-1]         J[v]: R x T_v row-major (Ceres' layout)
+//   NormalEquations   cost, g[0..n-1], H[v,w] for v <= w in row-major pair order
+//                     cost: ½‖r‖² (1); g[v] = J_vᵀ r (T_v); H[v,w] = J_vᵀ J_w (T_v x T_w,
+//                     row-major). A solver accumulates these; J itself is never stored.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lsjit/ir/graph.h"
+
+namespace lsjit::compiler {
+
+enum class KernelMode : uint8_t { Residual, ResidualJacobian, NormalEquations };
+std::string_view mode_name(KernelMode mode);
+std::optional<KernelMode> mode_from_name(std::string_view name);
+inline constexpr KernelMode kAllModes[] = {KernelMode::Residual, KernelMode::ResidualJacobian,
+                                           KernelMode::NormalEquations};
+
+struct KernelArgs {
+  int64_t begin = 0;
+  int64_t end = 0;
+  const int32_t* const* indices = nullptr;  // [variable slot]
+  const double* const* values = nullptr;    // [variable slot]
+  const double* data = nullptr;             // may be nullptr when data_stride == 0
+  double* const* outputs = nullptr;         // [output array]
+};
+
+// The generated function. `extern "C"`-style: one pointer argument.
+using KernelFn = void (*)(const KernelArgs*);
+
+struct OutputArray {
+  std::string name;       // res, J[a], cost, g[a], H[a,b]
+  uint32_t per_instance;  // doubles per instance
+};
+
+// Where a cost's inputs and outputs live for one mode.
+struct KernelLayout {
+  KernelMode mode = KernelMode::Residual;
+  uint32_t data_stride = 0;              // doubles of data per instance
+  std::vector<uint32_t> data_offset;     // per data slot
+  std::vector<uint32_t> ambient;         // per variable slot
+  std::vector<OutputArray> outputs;
+
+  // The output array and the offset within an instance's block of one graph output.
+  struct Place {
+    uint32_t array;
+    uint32_t offset;
+  };
+  Place place(const ir::Output& output) const;
+  // The index of H[v,w] (v <= w) among the output arrays.
+  uint32_t hessian_array(uint32_t v, uint32_t w) const;
+
+  uint32_t num_vars = 0;
+  std::vector<uint32_t> tangent;  // per variable slot
+  uint32_t residual_dim = 0;
+};
+
+KernelLayout make_layout(const ir::Signature& signature, KernelMode mode);
+
+// The graph a mode's kernel evaluates, from a traced cost: the simplified residual, the
+// residual + Jacobian, or the normal-equation blocks (ir/normal_equations.h).
+ir::Trace graph_for_mode(const ir::Trace& traced, KernelMode mode);
+
+// Evaluates a mode's graph for instances [begin, end) with the reference interpreter,
+// through exactly the argument and output layout a compiled kernel uses. This is what the
+// JIT is tested against.
+void run_reference(const ir::Trace& mode_graph, const KernelLayout& layout, const KernelArgs& args);
+
+}  // namespace lsjit::compiler

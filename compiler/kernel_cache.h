@@ -1,0 +1,215 @@
+// The kernel cache: from a traced cost, a mode and compile options to a loaded kernel,
+// compiling only when neither memory nor the disk has it.
+//
+// get(traced, mode, options):
+//   key = make_cache_key(traced, mode, options, host_target(options))   (cache_key.h)
+//   1. memory: a map from the key's hash to the loaded kernel (parts compared too)
+//   2. disk: <dir>/<id>.lsjitk (disk_cache.h), loaded with load_kernel(object, symbol)
+//   3. compile: graph_for_mode (timed as differentiate_s, or simplify_s for the residual
+//      mode, whose graph is only simplified), make_layout, compile_kernel with the symbol
+//      kernel_symbol(key), load_kernel; then stored in memory and written to disk.
+// A bad disk entry (truncated, corrupt, foreign version, not loadable, or a collision:
+// stored key parts differ from the requested ones though the hash matched) is reported
+// with one warning line on the log, never loaded, recompiled and replaced. An unwritable
+// directory is reported once; the cache then keeps working from memory.
+//
+// Thread safe. Compiles happen outside the lock; two threads asking for one key at once
+// compile it once (the second waits and counts a memory hit).
+//
+// Environment (read by Options::from_environment, which default_cache() uses):
+//   LSJIT_CACHE_DIR=DIR             the disk cache directory (default_cache_dir())
+//   LSJIT_DISK_CACHE=0              memory only
+//   LSJIT_LOG_COMPILES=1            one line per get that is not a memory hit: the source
+//                                   (disk or compiled) and the time of each stage
+//   LSJIT_EXPLAIN_CACHE_MISSES=1    on a memory miss for a cost name seen before: the
+//                                   closest previous key (one of the same mode if any,
+//                                   else the one with most equal parts) and what differs,
+//                                   part by part; a new mode of a known cost is explained
+//                                   too (as `mode: a -> b`)
+//   LSJIT_FAIL_ON_RECOMPILE=1       a recompile throws lsjit::Error, with the explanation,
+//                                   before anything is loaded or compiled (for test suites)
+//   LSJIT_RECOMPILE_LIMIT=N         warn once per cost when it exceeds N recompiles (8)
+//
+// Recompiles: a recompile is a memory miss for a (cost name, mode) that already has a
+// kernel with a different key in this cache, whether the new kernel then comes from disk
+// or from the compiler (so that fail_on_recompile does not depend on what the disk holds).
+// Asking for another mode of the same cost is not a recompile.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "lsjit/compiler/cache_key.h"
+#include "lsjit/compiler/codegen.h"
+#include "lsjit/compiler/disk_cache.h"
+#include "lsjit/compiler/jit.h"
+#include "lsjit/compiler/kernel.h"
+
+namespace lsjit::compiler {
+
+enum class KernelSource : uint8_t { Memory, Disk, Compiled };
+std::string_view source_name(KernelSource source);  // memory, disk, compiled
+
+// A loaded kernel, shared by everyone who asked for its key. The code stays loaded while
+// a handle exists.
+struct Kernel {
+  KernelFn function = nullptr;
+  KernelLayout layout;  // output array names use the slot names of the first trace
+  CacheKey key;
+  std::string symbol;
+  // Compiled: every stage as measured. Disk: the stored stages of the compile that made
+  // the entry, with trace_s and link_s (the load) measured in this process.
+  StageTimes times;
+  KernelSource source = KernelSource::Compiled;  // how it entered this cache: Disk or Compiled
+  double obtain_s = 0;  // seconds this process spent getting it (read + load, or compile)
+  std::shared_ptr<LoadedKernel> code;
+
+  void operator()(const KernelArgs& args) const { function(&args); }
+};
+
+struct CacheStats {
+  uint64_t gets = 0;
+  uint64_t memory_hits = 0;
+  uint64_t disk_hits = 0;
+  uint64_t misses = 0;       // neither in memory nor (validly) on disk
+  uint64_t compiles = 0;     // successful compiles
+  uint64_t recompiles = 0;   // see above
+  uint64_t bad_disk_entries = 0;  // corrupt, truncated, foreign, colliding, unloadable
+  uint64_t disk_writes = 0;
+  double compile_s = 0;      // total seconds of compiles (graph_for_mode to load)
+  size_t entries = 0;        // kernels in memory
+};
+
+struct CacheEntryInfo {
+  CacheKey key;
+  std::string symbol;
+  KernelSource source;
+  StageTimes times;
+  double obtain_s;
+  uint64_t hits;  // memory hits on this entry
+};
+
+class KernelCache {
+ public:
+  // The compiler and JIT the cache calls. An empty member means the LLVM one (host_target,
+  // compile_kernel, load_kernel); tests replace them to exercise the cache without LLVM.
+  struct Backend {
+    std::function<TargetInfo(const CompileOptions&)> target;
+    std::function<CompiledObject(const ir::Trace& mode_graph, const KernelLayout&,
+                                 const CompileOptions&, const std::string& symbol)>
+        compile;
+    std::function<std::shared_ptr<LoadedKernel>(const std::string& object, const std::string& symbol)>
+        load;
+  };
+
+  struct Options {
+    // The disk cache directory; nullopt: default_cache_dir(). Ignored when !use_disk.
+    std::optional<std::filesystem::path> directory;
+    bool use_disk = true;
+    std::ostream* log = nullptr;  // warnings, compile log, explanations; nullptr: std::cerr
+    bool quiet = false;           // no output at all (warnings included)
+    bool log_compiles = false;
+    bool explain_misses = false;
+    uint32_t recompile_limit = 8;
+    bool fail_on_recompile = false;
+    Backend backend;
+
+    static Options from_environment();
+  };
+
+  KernelCache();
+  explicit KernelCache(Options options);
+  ~KernelCache();
+  KernelCache(const KernelCache&) = delete;
+  KernelCache& operator=(const KernelCache&) = delete;
+
+  struct Lookup {
+    std::shared_ptr<const Kernel> kernel;
+    KernelSource source;  // of this get: Memory, Disk or Compiled
+    double seconds;       // spent in this get
+  };
+  // `traced` must be at stage Traced. `trace_s`: how long tracing took, for the log and
+  // Kernel::times (the cache does not trace). Throws lsjit::Error if compiling fails or on
+  // a recompile with fail_on_recompile.
+  Lookup lookup(const ir::Trace& traced, KernelMode mode, const CompileOptions& options = {},
+                double trace_s = 0);
+  std::shared_ptr<const Kernel> get(const ir::Trace& traced, KernelMode mode,
+                                    const CompileOptions& options = {}) {
+    return lookup(traced, mode, options).kernel;
+  }
+
+  // The key get() would use.
+  CacheKey key_for(const ir::Trace& traced, KernelMode mode, const CompileOptions& options = {});
+
+  CacheStats stats() const;
+  std::vector<CacheEntryInfo> entries() const;  // in memory, by id
+  uint32_t recompiles(std::string_view cost_name) const;
+
+  void set_fail_on_recompile(bool fail);
+  void set_recompile_limit(uint32_t limit);
+  // Forgets the kernels in memory (handles already given out stay valid) and the history
+  // used for explanations and recompile counting. The disk is untouched.
+  void clear_memory();
+
+  // The disk directory in use, or nullopt when the cache is memory-only (by option or for
+  // lack of a directory).
+  std::optional<std::filesystem::path> disk_directory() const;
+  // False once a write failed (reported once on the log): entries are still read from
+  // the directory, but new kernels stay in memory only.
+  bool disk_writable() const;
+
+ private:
+  struct Seen {
+    CacheKey key;
+    std::shared_ptr<const ir::Trace> traced;
+  };
+  struct Entry {
+    std::shared_ptr<const Kernel> kernel;
+    uint64_t hits = 0;
+  };
+
+  std::shared_ptr<const Kernel> produce(const ir::Trace& traced, KernelMode mode,
+                                        const CompileOptions& options, const CacheKey& key,
+                                        double trace_s, KernelSource& source);
+  TargetInfo target_for(const CompileOptions& options);
+  void warn(const std::string& line);
+  void log_line(const std::string& line);
+  void warn_unwritable(const std::string& why);
+
+  Options options_;
+  std::optional<DiskCache> disk_;  // set once in the constructor
+  bool disk_writable_ = true;      // under mutex_
+  bool no_directory_warned_ = false;
+
+  mutable std::mutex mutex_;
+  std::condition_variable in_flight_done_;
+  using HashKey = std::pair<uint64_t, uint64_t>;
+  std::map<HashKey, Entry> memory_;  // by key hash; the parts are compared on a hit
+  std::set<HashKey> in_flight_;      // keys being loaded or compiled by some thread
+  std::map<std::string, std::vector<Seen>, std::less<>> seen_;  // by cost name
+  std::map<std::pair<std::string, KernelMode>, std::vector<Hash128>> kernels_for_;  // (name, mode)
+  std::map<std::string, uint32_t, std::less<>> recompiles_;
+  std::set<std::string, std::less<>> limit_warned_;
+  CacheStats stats_;
+  std::vector<std::pair<std::tuple<uint32_t, bool, bool>, TargetInfo>> targets_;
+
+  std::mutex log_mutex_;
+};
+
+// The process-wide cache, configured from the environment on first use. Never destroyed
+// (kernels may be in use until the process exits).
+KernelCache& default_cache();
+
+}  // namespace lsjit::compiler

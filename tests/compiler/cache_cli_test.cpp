@@ -1,0 +1,197 @@
+// `lsjit cache ...` run as a separate process on a cache directory filled by this process.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+
+#include "cache_test_support.h"
+#include "lsjit/compiler/disk_cache.h"
+#include "lsjit/compiler/kernel_cache.h"
+
+using namespace lsjit;
+using namespace lsjit::compiler;
+using namespace lsjit::cache_testing;
+
+namespace {
+
+struct Run {
+  int exit_code;
+  std::string out;  // stdout and stderr
+};
+
+Run run(const std::string& args) {
+  const std::string command = std::string(LSJIT_CLI_PATH) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  Run r{0, ""};
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// Three real kernels: scaled(2) and scaled(3) in residual_jacobian, two_vars in residual.
+struct Filled {
+  TempDir dir;
+  std::ostringstream log;
+  std::vector<CacheKey> keys;
+  explicit Filled(const std::string& name) : dir(name) {
+    KernelCache::Options o;
+    o.directory = dir.path;
+    o.log = &log;
+    KernelCache cache(o);
+    keys.push_back(cache.get(trace_scaled(2.0), KernelMode::ResidualJacobian)->key);
+    keys.push_back(cache.get(trace_scaled(3.0), KernelMode::ResidualJacobian)->key);
+    keys.push_back(cache.get(trace_two_vars(), KernelMode::Residual)->key);
+  }
+  std::string d() const { return " --dir " + dir.path.string(); }
+};
+
+}  // namespace
+
+TEST_CASE("lsjit cache list / stats / show / diff") {
+  Filled f("cli_list");
+  Run r = run("cache list" + f.d());
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 0);
+  for (const CacheKey& k : f.keys) CHECK(r.out.find(k.id().substr(0, 12)) != std::string::npos);
+  CHECK(r.out.find("scaled") != std::string::npos);
+  CHECK(r.out.find("two_vars") != std::string::npos);
+  CHECK(r.out.find("residual_jacobian") != std::string::npos);
+  CHECK(r.out.find(" ms") != std::string::npos);
+
+  r = run("cache list --json" + f.d());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("\"id\": \"" + f.keys[0].id() + "\"") != std::string::npos);
+  CHECK(r.out.find("\"cost\": \"two_vars\"") != std::string::npos);
+  CHECK(r.out.find("\"compile_s\": ") != std::string::npos);
+
+  r = run("cache stats" + f.d());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("entries       3") != std::string::npos);
+  CHECK(r.out.find("bad entries   0") != std::string::npos);
+  r = run("cache stats --json" + f.d());
+  CHECK(r.out.find("\"entries\": 3") != std::string::npos);
+
+  r = run("cache show " + f.keys[2].id().substr(0, 10) + f.d());
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("id        " + f.keys[2].id()) != std::string::npos);
+  CHECK(r.out.find("symbol    lsjit_k_" + f.keys[2].id()) != std::string::npos);
+  for (const auto& [name, value] : f.keys[2].parts) CHECK(r.out.find(value) != std::string::npos);
+  CHECK(r.out.find("optimize") != std::string::npos);
+  CHECK(r.out.find("lsjit.ir 1\ncost two_vars kind=least_squares stage=simplified") != std::string::npos);
+  r = run("cache show --json " + f.keys[2].id() + f.d());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("\"cost\": \"two_vars\"") != std::string::npos);
+  CHECK(r.out.find("\"ir\": \"lsjit.ir 1\\ncost two_vars") != std::string::npos);
+
+  r = run("cache diff " + f.keys[0].id().substr(0, 8) + " " + f.keys[1].id().substr(0, 8) + f.d());
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("structural_hash:\n  a: " + std::string(f.keys[0].part("structural_hash"))) !=
+        std::string::npos);
+  CHECK(r.out.find("mode") == std::string::npos);
+  r = run("cache diff --json " + f.keys[0].id() + " " + f.keys[2].id() + f.d());
+  CHECK(r.out.find("{\"part\": \"cost\", \"a\": \"scaled\", \"b\": \"two_vars\"}") != std::string::npos);
+
+  // Bad keys.
+  CHECK(run("cache show ffffffffffff" + f.d()).exit_code == 1);
+  CHECK(run("cache show nothex" + f.d()).exit_code == 1);
+  CHECK(run("cache show" + f.d()).exit_code == 2);
+  CHECK(run("cache frobnicate" + f.d()).exit_code == 2);
+  CHECK(run("cache").exit_code == 2);
+  r = run("cache help");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("cannot recompile") != std::string::npos);
+}
+
+TEST_CASE("lsjit cache show: an ambiguous prefix is refused") {
+  Filled f("cli_prefix");
+  // With three ids, a one-digit prefix is ambiguous only if two share it; the empty-ish
+  // prefix "" is rejected, and some one-digit prefix matches either 0, 1 or more.
+  bool saw_ambiguous = false;
+  for (char c : std::string("0123456789abcdef")) {
+    size_t n = 0;
+    for (const CacheKey& k : f.keys) n += k.id()[0] == c;
+    if (n < 2) continue;
+    const Run r = run(std::string("cache show ") + c + f.d());
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.find("give more digits") != std::string::npos);
+    saw_ambiguous = true;
+  }
+  (void)saw_ambiguous;  // depends on the ids
+}
+
+TEST_CASE("lsjit cache verify reports bad entries - gc and clear remove entries") {
+  Filled f("cli_verify");
+  Run r = run("cache verify" + f.d());
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("3 entries, 3 ok, 0 bad") != std::string::npos);
+
+  const DiskCache disk(f.dir.path);
+  // Corrupt one, truncate one.
+  std::string bytes = read_bytes(disk.entry_path(f.keys[0].hash));
+  bytes[bytes.size() / 2] ^= 0x10;
+  write_bytes(disk.entry_path(f.keys[0].hash), bytes);
+  bytes = read_bytes(disk.entry_path(f.keys[1].hash));
+  write_bytes(disk.entry_path(f.keys[1].hash), bytes.substr(0, 40));
+  r = run("cache verify" + f.d());
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("3 entries, 1 ok, 2 bad") != std::string::npos);
+  CHECK(r.out.find("BAD  " + f.keys[0].id().substr(0, 12) + "  corrupt: checksum mismatch") !=
+        std::string::npos);
+  CHECK(r.out.find("BAD  " + f.keys[1].id().substr(0, 12) + "  truncated") != std::string::npos);
+  r = run("cache verify --json" + f.d());
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("\"bad\": 2") != std::string::npos);
+  r = run("cache list" + f.d());
+  CHECK(r.out.find("BAD (corrupt: checksum mismatch)") != std::string::npos);
+
+  // An entry whose object does not define its symbol.
+  {
+    DecodeResult good = disk.read(f.keys[2].hash);
+    REQUIRE(good.status == EntryStatus::Ok);
+    DiskEntry e = *good.entry;
+    e.object_code = "not an object";
+    write_bytes(disk.entry_path(f.keys[2].hash), encode_entry(e));
+  }
+  r = run("cache verify --remove-bad" + f.d());
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("3 entries, 0 ok, 3 bad") != std::string::npos);
+  CHECK(r.out.find("two_vars residual: lsjit jit:") != std::string::npos);
+  CHECK(r.out.find("(removed)") != std::string::npos);
+  CHECK(disk.list().empty());
+}
+
+TEST_CASE("lsjit cache gc --max-size and clear") {
+  Filled f("cli_gc");
+  const DiskCache disk(f.dir.path);
+  write_bytes(f.dir / "keep.txt", "not an entry");
+  uint64_t total = 0;
+  for (const auto& file : disk.list()) total += file.size;
+  CHECK(run("cache gc" + f.d()).exit_code == 2);
+  CHECK(run("cache gc --max-size 12Q" + f.d()).exit_code == 2);
+  Run r = run("cache gc --max-size " + std::to_string(total) + f.d());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("removed 0 files") != std::string::npos);
+  r = run("cache gc --json --max-size " + std::to_string(total - 1) + f.d());
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("\"removed\": 1") != std::string::npos);
+  CHECK(disk.list().size() == 2);
+  r = run("cache gc --max-size 1K" + f.d());
+  CHECK(disk.list().size() < 2);
+  r = run("cache clear" + f.d());
+  CHECK(r.exit_code == 0);
+  CHECK(disk.list().empty());
+  CHECK(fs::exists(f.dir / "keep.txt"));
+  r = run("cache list" + f.d());
+  CHECK(r.out.find("no entries") != std::string::npos);
+}

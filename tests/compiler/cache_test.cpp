@@ -1,0 +1,831 @@
+// The kernel cache without LLVM: the key (its parts, their order, what enters it and what
+// does not), miss explanations, the disk format, atomic writes, bad entries, and the cache
+// logic (memory, disk, recompiles, logs, threads) with a fake compiler backend.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "cache_test_support.h"
+#include "lsjit/compiler/cache_key.h"
+#include "lsjit/compiler/disk_cache.h"
+#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/ir/structural_hash.h"
+
+using namespace lsjit;
+using namespace lsjit::compiler;
+using namespace lsjit::cache_testing;
+
+namespace {
+
+TargetInfo fake_target(uint32_t width = 4) {
+  TargetInfo t;
+  t.triple = "x86_64-unknown-linux-gnu";
+  t.cpu = "znver3";
+  t.features = "+avx,+avx2,+fma";
+  t.vector_width = width;
+  t.llvm_version = "19.1.7";
+  return t;
+}
+
+CacheKey key_of(const ir::Trace& t, KernelMode mode = KernelMode::ResidualJacobian,
+                const CompileOptions& o = {}, const TargetInfo& target = fake_target()) {
+  return make_cache_key(t, mode, o, target);
+}
+
+std::vector<std::string> differing_parts(const CacheKey& a, const CacheKey& b) {
+  std::vector<std::string> names;
+  for (const PartDifference& d : diff_keys(a, b)) names.push_back(d.part);
+  return names;
+}
+
+DiskEntry sample_entry(const std::string& cost = "scaled", double scale = 2.0) {
+  DiskEntry e;
+  e.key = key_of(trace_scaled(scale, cost));
+  e.symbol = kernel_symbol(e.key);
+  e.times = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7};
+  e.ir_text = "lsjit.ir 1\n...\nend\n";
+  e.object_code = std::string("\x7f" "ELF\0\1\2\3 object bytes", 20);
+  return e;
+}
+
+KernelCache::Options memory_only() {
+  KernelCache::Options o;
+  o.use_disk = false;
+  return o;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- the key
+
+TEST_CASE("cache key: parts in the documented order / hashed in that order") {
+  const ir::Trace t = trace_scaled(2.0);
+  const CacheKey k = key_of(t, KernelMode::Residual, {}, fake_target());
+  std::vector<std::string> names;
+  for (const auto& [n, v] : k.parts) names.push_back(n);
+  CHECK(names == std::vector<std::string>{"cost", "kind", "structural_hash", "vars", "data",
+                                          "residuals", "mode", "options", "target_cpu",
+                                          "target_features", "vector_width", "triple",
+                                          "llvm_version", "ir_version"});
+  CHECK(k.part("cost") == "scaled");
+  CHECK(k.part("kind") == "least_squares");
+  CHECK(k.part("structural_hash") == ir::structural_hash(t).hex());
+  CHECK(k.part("vars") == "VecVar2(ambient=2,tangent=2)");
+  CHECK(k.part("data") == "Vec2(2x1)");
+  CHECK(k.part("residuals") == "2");
+  CHECK(k.part("mode") == "residual");
+  CHECK(k.part("options") == "vector_width=0 fma_contraction=on vector_math=on");
+  CHECK(k.part("target_cpu") == "znver3");
+  CHECK(k.part("target_features") == "+avx,+avx2,+fma");
+  CHECK(k.part("vector_width") == "4");
+  CHECK(k.part("triple") == "x86_64-unknown-linux-gnu");
+  CHECK(k.part("llvm_version") == "19.1.7");
+  CHECK(k.part("ir_version") == std::to_string(kCacheIrVersion));
+  CHECK(k.part("no such part").empty());
+
+  CHECK(k.hash == hash_key_parts(k.parts));
+  CHECK(k.id() == k.hash.hex());
+  CHECK(k.id().size() == 32);
+  CHECK(parse_hash_hex(k.id()) == k.hash);
+  CHECK(!parse_hash_hex("xyz"));
+  CHECK(kernel_symbol(k) == "lsjit_k_" + k.id());
+
+  // The order is part of the hash, and so are the names.
+  auto swapped = k.parts;
+  std::swap(swapped[0], swapped[1]);
+  CHECK(hash_key_parts(swapped) != k.hash);
+  auto renamed = k.parts;
+  renamed[0].first = "name";
+  CHECK(hash_key_parts(renamed) != k.hash);
+  // Length-prefixed: moving a character between name and value changes the hash.
+  CHECK(hash_key_parts({{"ab", "c"}}) != hash_key_parts({{"a", "bc"}}));
+}
+
+TEST_CASE("cache key: the same for every instance / ID / value / data value and slot name") {
+  // The key is a function of the traced graph, the mode, the options and the target; the
+  // graph of one cost is the same whichever instance it is traced for, because IDs,
+  // values and data are runtime inputs (Input nodes), never numbers in the graph.
+  const CacheKey k = key_of(trace_scaled(2.0));
+  for (int instances : {1, 10, 100000}) {
+    CAPTURE(instances);
+    CHECK(key_of(trace_scaled(2.0)) == k);
+  }
+  // Slot names are cosmetic.
+  CHECK(key_of(trace_scaled(2.0, "scaled", "VecVar2", "renamed_var")) == k);
+  // No part holds a value of the data or of variables; only the static description.
+  for (const auto& [n, v] : k.parts) CHECK(v.find("target") == std::string::npos);
+}
+
+TEST_CASE("cache key: each static part changes the key / and diff_keys names it") {
+  const ir::Trace t = trace_scaled(2.0);
+  const CacheKey k = key_of(t);
+  using V = std::vector<std::string>;
+
+  // cost name: only the name part (the structural hash ignores names).
+  CHECK(differing_parts(k, key_of(trace_scaled(2.0, "other"))) == V{"cost"});
+  // a captured constant: the structural hash.
+  CHECK(differing_parts(k, key_of(trace_scaled(3.0))) == V{"structural_hash"});
+  // a variable type with the same graph.
+  CHECK(differing_parts(k, key_of(trace_scaled(2.0, "scaled", "Point2"))) ==
+        V{"structural_hash", "vars"});
+  // data shape.
+  CHECK(differing_parts(key_of(trace_two_vars("c", 3)), key_of(trace_two_vars("c", 4))) ==
+        V{"structural_hash", "data"});
+  // cost kind.
+  {
+    ir::Trace eq = t;
+    eq.signature.kind = ir::CostKind::Equality;
+    CHECK(differing_parts(k, key_of(eq)) == V{"kind", "structural_hash"});
+  }
+  // mode.
+  CHECK(differing_parts(k, key_of(t, KernelMode::NormalEquations)) == V{"mode"});
+  // compile options.
+  CompileOptions scalar;
+  scalar.vector_width = 1;
+  CHECK(differing_parts(k, key_of(t, KernelMode::ResidualJacobian, scalar)) == V{"options"});
+  CompileOptions nofma;
+  nofma.fma_contraction = false;
+  CHECK(differing_parts(k, key_of(t, KernelMode::ResidualJacobian, nofma)) == V{"options"});
+  CompileOptions nomvec;
+  nomvec.vector_math = false;
+  CHECK(differing_parts(k, key_of(t, KernelMode::ResidualJacobian, nomvec)) == V{"options"});
+  // target.
+  TargetInfo cpu = fake_target();
+  cpu.cpu = "skylake-avx512";
+  CHECK(differing_parts(k, key_of(t, KernelMode::ResidualJacobian, {}, cpu)) == V{"target_cpu"});
+  TargetInfo feat = fake_target();
+  feat.features = "+avx";
+  CHECK(differing_parts(k, key_of(t, KernelMode::ResidualJacobian, {}, feat)) ==
+        V{"target_features"});
+  CHECK(differing_parts(k, key_of(t, KernelMode::ResidualJacobian, {}, fake_target(8))) ==
+        V{"vector_width"});
+  TargetInfo triple = fake_target();
+  triple.triple = "aarch64-unknown-linux-gnu";
+  CHECK(differing_parts(k, key_of(t, KernelMode::ResidualJacobian, {}, triple)) == V{"triple"});
+  TargetInfo llvm = fake_target();
+  llvm.llvm_version = "20.1.0";
+  CHECK(differing_parts(k, key_of(t, KernelMode::ResidualJacobian, {}, llvm)) == V{"llvm_version"});
+
+  // Every one of those is a different hash.
+  CHECK(key_of(t, KernelMode::ResidualJacobian, {}, llvm).hash != k.hash);
+  CHECK(key_of(trace_scaled(3.0)).hash != k.hash);
+
+  // A part only one key has.
+  CacheKey fewer = k;
+  fewer.parts.pop_back();
+  const auto d = diff_keys(k, fewer);
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].part == "ir_version");
+  CHECK(d[0].after == "(absent)");
+  CHECK(equal_parts(k, fewer) == k.parts.size() - 1);
+}
+
+TEST_CASE("miss explanation: a captured constant is named with both values") {
+  const ir::Trace a = trace_scaled(2.0), b = trace_scaled(3.5);
+  const GraphDifference g = compare_graphs(a.graph, b.graph);
+  REQUIRE(g.kind == GraphDifference::Kind::Constants);
+  REQUIRE(g.constants.size() == 1);
+  CHECK(a.graph[g.constants[0].node].is_const(2.0));
+  CHECK(g.constants[0].before == 2.0);
+  CHECK(g.constants[0].after == 3.5);
+
+  const std::string text = explain_key_difference(key_of(a), key_of(b), &a, &b, "> ");
+  CAPTURE(text);
+  CHECK(text.find("> structural_hash: ") != std::string::npos);
+  CHECK(text.find("a captured constant differs") != std::string::npos);
+  CHECK(text.find("constant %" + std::to_string(g.constants[0].node) + ": 2 -> 3.5") !=
+        std::string::npos);
+  CHECK(text.find("as data") != std::string::npos);
+  CHECK(compare_graphs(a.graph, trace_scaled(2.0).graph).kind == GraphDifference::Kind::Same);
+}
+
+TEST_CASE("miss explanation: a different op graph / and a different signature") {
+  // The same signature, one op changed (as a branch on a captured value would do).
+  const ir::Trace a = trace_scaled(2.0);
+  ir::Trace changed = a;
+  ir::NodeId mul = 0;
+  while (changed.graph.nodes[mul].op != ir::Op::Mul) ++mul;
+  changed.graph.nodes[mul].op = ir::Op::Add;
+  const GraphDifference g = compare_graphs(a.graph, changed.graph);
+  CHECK(g.kind == GraphDifference::Kind::OpGraph);
+  CHECK(g.detail.find("node %" + std::to_string(mul) + " = mul ") != std::string::npos);
+  CHECK(g.detail.find("is now %" + std::to_string(mul) + " = add ") != std::string::npos);
+  std::string text = explain_key_difference(key_of(a), key_of(changed), &a, &changed);
+  CAPTURE(text);
+  CHECK(text.find("the op graph differs") != std::string::npos);
+  CHECK(text.find("as data") != std::string::npos);
+  // More nodes.
+  ir::Trace longer = a;
+  longer.graph.nodes.push_back(longer.graph.nodes.back());
+  CHECK(compare_graphs(a.graph, longer.graph).kind == GraphDifference::Kind::OpGraph);
+
+  const ir::Trace p = trace_scaled(2.0, "scaled", "Point2");
+  text = explain_key_difference(key_of(a), key_of(p), &a, &p);
+  CHECK(text.find("vars: VecVar2(ambient=2,tangent=2) -> Point2(ambient=2,tangent=2)") !=
+        std::string::npos);
+  CHECK(text.find("signature") != std::string::npos);
+
+  // Without the traced graphs, constants cannot be told from ops.
+  text = explain_key_difference(key_of(a), key_of(trace_scaled(3.0)), nullptr, nullptr);
+  CHECK(text.find("op graph or a captured constant") != std::string::npos);
+
+  text = explain_key_difference(key_of(a), key_of(a, KernelMode::Residual), &a, &a);
+  CHECK(text.find("mode: residual_jacobian -> residual") != std::string::npos);
+  CHECK(text.find("constant") == std::string::npos);
+}
+
+// ---------------------------------------------------------------- the disk format
+
+TEST_CASE("disk format: encode and decode round trip") {
+  const DiskEntry e = sample_entry();
+  const std::string bytes = encode_entry(e);
+  CHECK(bytes.substr(0, 8) == kDiskMagic);
+  const DecodeResult r = decode_entry(bytes);
+  REQUIRE(r.status == EntryStatus::Ok);
+  CHECK(r.entry->key == e.key);
+  CHECK(r.entry->symbol == e.symbol);
+  CHECK(r.entry->times.trace_s == 0.1);
+  CHECK(r.entry->times.differentiate_s == 0.2);
+  CHECK(r.entry->times.simplify_s == 0.3);
+  CHECK(r.entry->times.llvm_ir_s == 0.4);
+  CHECK(r.entry->times.optimize_s == 0.5);
+  CHECK(r.entry->times.codegen_s == 0.6);
+  CHECK(r.entry->times.link_s == 0.7);
+  CHECK(r.entry->ir_text == e.ir_text);
+  CHECK(r.entry->object_code == e.object_code);
+  CHECK(encode_entry(*r.entry) == bytes);  // deterministic
+}
+
+TEST_CASE("disk format: every truncation / every flipped byte / foreign versions are detected") {
+  const std::string bytes = encode_entry(sample_entry());
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    const DecodeResult r = decode_entry(std::string_view(bytes).substr(0, n));
+    CAPTURE(n);
+    CHECK(r.status == EntryStatus::Truncated);
+    CHECK(!r.entry);
+  }
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    std::string bad = bytes;
+    bad[i] = static_cast<char>(bad[i] ^ 0x20);
+    CAPTURE(i);
+    CHECK(decode_entry(bad).status != EntryStatus::Ok);
+  }
+  std::string v2 = bytes;
+  v2[8] = 2;
+  const DecodeResult r = decode_entry(v2);
+  CHECK(r.status == EntryStatus::ForeignVersion);
+  CHECK(r.message.find("version 2") != std::string::npos);
+  CHECK(decode_entry(bytes + "x").status == EntryStatus::Corrupt);
+  CHECK(decode_entry("GIF89a, not an entry").status == EntryStatus::NotAnEntry);
+}
+
+TEST_CASE("disk cache: write / read / list / find - no temporary file is left") {
+  TempDir dir("write_read");
+  const DiskCache disk(dir / "sub" / "dir");  // created on the first write
+  CHECK(disk.list().empty());
+  const DiskEntry e = sample_entry();
+  CHECK(disk.read(e.key.hash).status == EntryStatus::Missing);
+  disk.write(e);
+  disk.write(e);  // over an existing entry
+  const DecodeResult r = disk.read(e.key.hash);
+  REQUIRE(r.status == EntryStatus::Ok);
+  CHECK(r.entry->object_code == e.object_code);
+  CHECK(disk.entry_path(e.key.hash).filename() == e.key.id() + ".lsjitk");
+  const auto files = disk.list();
+  REQUIRE(files.size() == 1);
+  CHECK(files[0].id == e.key.id());
+  CHECK(disk.find(e.key.id().substr(0, 4)).size() == 1);
+  CHECK(disk.find("zz").empty());
+  size_t n = 0;
+  for (const auto& f : fs::directory_iterator(disk.directory())) {
+    (void)f;
+    ++n;
+  }
+  CHECK(n == 1);
+
+  // A file whose stored id is not its name is not trusted.
+  const DiskEntry other = sample_entry("other");
+  fs::copy_file(disk.entry_path(e.key.hash), disk.entry_path(other.key.hash));
+  CHECK(disk.read(other.key.hash).status == EntryStatus::Malformed);
+}
+
+TEST_CASE("disk cache: concurrent writers of one key from threads and processes all succeed - "
+          "readers never see a partial file") {
+  TempDir dir("concurrent");
+  const DiskCache disk(dir.path);
+  DiskEntry e = sample_entry();
+  e.object_code = std::string(1 << 20, 'x');  // 1 MiB: writes take a while
+  disk.write(e);
+
+  std::vector<pid_t> children;
+  for (int p = 0; p < 3; ++p) {
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      int code = 0;
+      try {
+        for (int i = 0; i < 10; ++i) DiskCache(dir.path).write(e);
+      } catch (...) {
+        code = 1;
+      }
+      ::_exit(code);
+    }
+    children.push_back(pid);
+  }
+  // Threads start after the forks (a child of a multi-threaded process may only do
+  // async-signal-safe work).
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad_reads{0}, reads{0};
+  std::thread reader([&] {
+    while (!stop) {
+      const DecodeResult r = disk.read(e.key.hash);
+      ++reads;
+      if (r.status != EntryStatus::Ok) ++bad_reads;
+    }
+  });
+  std::vector<std::thread> writers;
+  std::atomic<int> failures{0};
+  for (int w = 0; w < 3; ++w)
+    writers.emplace_back([&] {
+      for (int i = 0; i < 10; ++i) try {
+          disk.write(e);
+        } catch (...) {
+          ++failures;
+        }
+    });
+  for (auto& w : writers) w.join();
+  for (pid_t pid : children) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+  stop = true;
+  reader.join();
+  CHECK(failures == 0);
+  CHECK(reads > 0);
+  CHECK(bad_reads == 0);
+  CHECK(disk.read(e.key.hash).status == EntryStatus::Ok);
+  CHECK(disk.list().size() == 1);
+  for (const auto& f : fs::directory_iterator(dir.path))
+    CHECK_MESSAGE(f.path().filename().string()[0] != '.', "temporary file left: " << f.path());
+}
+
+TEST_CASE("disk cache: gc removes least recently used entries - clear removes only entries") {
+  TempDir dir("gc");
+  const DiskCache disk(dir.path);
+  std::vector<DiskEntry> entries;
+  const auto now = fs::file_time_type::clock::now();
+  for (int i = 0; i < 4; ++i) {
+    entries.push_back(sample_entry("cost" + std::to_string(i)));
+    disk.write(entries.back());
+    // cost0 is the oldest.
+    fs::last_write_time(disk.entry_path(entries.back().key.hash), now - std::chrono::hours(10 - i));
+  }
+  // Reading cost0 makes it the most recently used.
+  REQUIRE(disk.read(entries[0].key.hash).status == EntryStatus::Ok);
+  write_bytes(dir / "notes.txt", "not ours");
+  write_bytes(dir / "README.lsjitk", "not an id");
+  const std::string stale_temp = "." + entries[0].key.id() + ".lsjitk.tmp.123.abc";
+  write_bytes(dir / stale_temp, "half");
+  fs::last_write_time(dir / stale_temp, now - std::chrono::hours(2));
+
+  const uint64_t one = disk.list()[0].size;
+  const DiskCache::RemoveResult r = disk.gc(2 * one);
+  CHECK(r.removed == 3);  // cost1, cost2 and the stale temporary file
+  CHECK(r.kept == 2);
+  CHECK(r.kept_bytes == 2 * one);
+  CHECK(!fs::exists(dir / stale_temp));
+  CHECK(disk.read(entries[0].key.hash).status == EntryStatus::Ok);
+  CHECK(disk.read(entries[1].key.hash).status == EntryStatus::Missing);
+  CHECK(disk.read(entries[2].key.hash).status == EntryStatus::Missing);
+  CHECK(disk.read(entries[3].key.hash).status == EntryStatus::Ok);
+
+  const DiskCache::RemoveResult c = disk.clear();
+  CHECK(c.removed == 2);
+  CHECK(disk.list().empty());
+  CHECK(fs::exists(dir / "notes.txt"));
+  CHECK(fs::exists(dir / "README.lsjitk"));
+}
+
+TEST_CASE("sizes and the default directory") {
+  CHECK(parse_size("0") == 0u);
+  CHECK(parse_size("1234") == 1234u);
+  CHECK(parse_size("10K") == 10240u);
+  CHECK(parse_size("10k") == 10240u);
+  CHECK(parse_size("100M") == 100u * 1024 * 1024);
+  CHECK(parse_size("100MB") == 100u * 1024 * 1024);
+  CHECK(parse_size("100MiB") == 100u * 1024 * 1024);
+  CHECK(parse_size("2G") == 2ull * 1024 * 1024 * 1024);
+  CHECK(parse_size("1.5K") == 1536u);
+  CHECK(!parse_size(""));
+  CHECK(!parse_size("M"));
+  CHECK(!parse_size("12X"));
+  CHECK(!parse_size("-5"));
+  CHECK(format_size(512) == "512 B");
+  CHECK(format_size(1536) == "1.5 KiB");
+
+  struct Env {
+    std::string name;
+    std::optional<std::string> old;
+    explicit Env(const char* n) : name(n) {
+      if (const char* v = std::getenv(n)) old = v;
+    }
+    ~Env() {
+      if (old) ::setenv(name.c_str(), old->c_str(), 1);
+      else ::unsetenv(name.c_str());
+    }
+  } e1("LSJIT_CACHE_DIR"), e2("XDG_CACHE_HOME"), e3("HOME");
+  ::setenv("LSJIT_CACHE_DIR", "/tmp/a", 1);
+  ::setenv("XDG_CACHE_HOME", "/tmp/xdg", 1);
+  ::setenv("HOME", "/tmp/home", 1);
+  CHECK(default_cache_dir() == fs::path("/tmp/a"));
+  ::unsetenv("LSJIT_CACHE_DIR");
+  CHECK(default_cache_dir() == fs::path("/tmp/xdg/lsjit"));
+  ::setenv("XDG_CACHE_HOME", "relative", 1);
+  CHECK(default_cache_dir() == fs::path("/tmp/home/.cache/lsjit"));
+  ::unsetenv("XDG_CACHE_HOME");
+  ::unsetenv("HOME");
+  CHECK(!default_cache_dir());
+}
+
+// ---------------------------------------------------------------- the cache, fake compiler
+
+TEST_CASE("kernel cache: memory hit / then a second cache on the directory hits the disk") {
+  TempDir dir("memory_disk");
+  const ir::Trace t = trace_scaled(2.0);
+  {
+    FakeCache c(dir.path);
+    const auto first = c->lookup(t, KernelMode::ResidualJacobian);
+    const auto second = c->lookup(t, KernelMode::ResidualJacobian);
+    CHECK(first.source == KernelSource::Compiled);
+    CHECK(second.source == KernelSource::Memory);
+    CHECK(first.kernel == second.kernel);
+    CHECK(bool(first.kernel->function == &fake_kernel_function));
+    CHECK(first.kernel->symbol == kernel_symbol(first.kernel->key));
+    CHECK(first.kernel->layout.outputs.size() == 2);  // res, J[x]
+    CHECK(first.kernel->times.optimize_s == 0.002);
+    const CacheStats s = c->stats();
+    CHECK(s.gets == 2);
+    CHECK(s.memory_hits == 1);
+    CHECK(s.disk_hits == 0);
+    CHECK(s.misses == 1);
+    CHECK(s.compiles == 1);
+    CHECK(s.recompiles == 0);
+    CHECK(s.disk_writes == 1);
+    CHECK(s.entries == 1);
+    CHECK(s.compile_s > 0);
+    CHECK(c.counters->compiles == 1);
+    CHECK(c.log.str().empty());
+    const auto list = c->entries();
+    REQUIRE(list.size() == 1);
+    CHECK(list[0].key == first.kernel->key);
+    CHECK(list[0].source == KernelSource::Compiled);
+    CHECK(list[0].hits == 1);
+  }
+  FakeCache c2(dir.path);
+  const auto again = c2->lookup(t, KernelMode::ResidualJacobian);
+  CHECK(again.source == KernelSource::Disk);
+  CHECK(again.kernel->source == KernelSource::Disk);
+  CHECK(again.kernel->times.optimize_s == 0.002);  // the stored compile's
+  CHECK(c2.counters->compiles == 0);
+  CHECK(c2->stats().disk_hits == 1);
+  CHECK(c2->stats().compiles == 0);
+  CHECK(c2->stats().misses == 0);
+  CHECK(c2.log.str().empty());
+  // The stored entry has the mode graph's IR text.
+  const DecodeResult r = DiskCache(dir.path).read(again.kernel->key.hash);
+  REQUIRE(r.status == EntryStatus::Ok);
+  CHECK(r.entry->ir_text.rfind("lsjit.ir 1\ncost scaled", 0) == 0);
+  CHECK(r.entry->ir_text.find("stage=jacobian") != std::string::npos);
+}
+
+TEST_CASE("kernel cache: bad disk entries are reported once / recompiled and replaced") {
+  const ir::Trace t = trace_scaled(2.0);
+  struct Damage {
+    const char* name;
+    std::function<void(std::string&)> apply;
+    const char* expect;
+  };
+  const std::vector<Damage> damages = {
+      {"truncated", [](std::string& b) { b.resize(b.size() / 2); }, "is truncated"},
+      {"corrupt", [](std::string& b) { b[b.size() / 2] ^= 1; }, "is corrupt"},
+      {"foreign", [](std::string& b) { b[8] = 99; }, "is foreign format version"},
+      {"empty", [](std::string& b) { b.clear(); }, "is truncated"},
+      {"not ours", [](std::string& b) { b = "#!/bin/sh\necho hello\n"; }, "is not a cache entry"},
+  };
+  for (const Damage& d : damages) {
+    CAPTURE(d.name);
+    TempDir dir(std::string("bad_") + (d.name[0] == 'n' ? "notours" : d.name));
+    fs::path path;
+    {
+      FakeCache c(dir.path);
+      path = DiskCache(dir.path).entry_path(c->get(t, KernelMode::Residual)->key.hash);
+    }
+    std::string bytes = read_bytes(path);
+    d.apply(bytes);
+    write_bytes(path, bytes);
+
+    FakeCache c(dir.path);
+    const auto l = c->lookup(t, KernelMode::Residual);
+    CHECK(l.source == KernelSource::Compiled);
+    CHECK(c.counters->compiles == 1);
+    CHECK(c->lookup(t, KernelMode::Residual).source == KernelSource::Memory);
+    const std::string log = c.log.str();
+    CAPTURE(log);
+    CHECK(std::count(log.begin(), log.end(), '\n') == 1);
+    CHECK(log.find("lsjit: warning: kernel cache entry " + path.string()) == 0);
+    CHECK(log.find(d.expect) != std::string::npos);
+    CHECK(log.find("recompiling and replacing it") != std::string::npos);
+    CHECK(c->stats().bad_disk_entries == 1);
+    // Replaced: a third cache loads it from disk silently.
+    FakeCache c3(dir.path);
+    CHECK(c3->lookup(t, KernelMode::Residual).source == KernelSource::Disk);
+    CHECK(c3.log.str().empty());
+  }
+}
+
+TEST_CASE("kernel cache: an entry with the requested id but other key parts is a collision") {
+  TempDir dir("collision");
+  const ir::Trace t = trace_scaled(2.0);
+  FakeCache probe(dir.path, memory_only());
+  const CacheKey key = probe->key_for(t, KernelMode::Residual);
+  // Forge what a hash collision looks like: the entry under this id holds another key.
+  DiskEntry forged;
+  forged.key = probe->key_for(trace_scaled(3.0), KernelMode::Residual);
+  forged.key.hash = key.hash;
+  forged.symbol = kernel_symbol(key);
+  forged.object_code = "FAKE-OBJECT " + forged.symbol;
+  DiskCache(dir.path).write(forged);
+
+  FakeCache c(dir.path);
+  CHECK(c->lookup(t, KernelMode::Residual).source == KernelSource::Compiled);
+  const std::string log = c.log.str();
+  CAPTURE(log);
+  CHECK(std::count(log.begin(), log.end(), '\n') == 1);
+  CHECK(log.find("a different key (a hash collision): structural_hash stored ") != std::string::npos);
+  const DecodeResult r = DiskCache(dir.path).read(key.hash);
+  REQUIRE(r.status == EntryStatus::Ok);
+  CHECK(r.entry->key == key);  // replaced
+}
+
+TEST_CASE("kernel cache: an entry whose object does not load is recompiled") {
+  TempDir dir("unloadable");
+  const ir::Trace t = trace_scaled(2.0);
+  FakeCache probe(dir.path, memory_only());
+  DiskEntry e;
+  e.key = probe->key_for(t, KernelMode::Residual);
+  e.symbol = kernel_symbol(e.key);
+  e.object_code = "garbage";
+  DiskCache(dir.path).write(e);
+  FakeCache c(dir.path);
+  CHECK(c->lookup(t, KernelMode::Residual).source == KernelSource::Compiled);
+  const std::string log = c.log.str();
+  CHECK(log.find("cannot be loaded (fake jit: the object does not define") != std::string::npos);
+  CHECK(std::count(log.begin(), log.end(), '\n') == 1);
+}
+
+TEST_CASE("kernel cache: an unwritable directory is reported once - memory keeps working") {
+  TempDir dir("unwritable");
+  write_bytes(dir / "a_file", "x");
+  FakeCache c(dir / "a_file" / "cache");  // a directory below a regular file cannot exist
+  const auto k1 = c->get(trace_scaled(2.0), KernelMode::Residual);
+  const auto k2 = c->get(trace_scaled(2.0, "other"), KernelMode::Residual);
+  CHECK(c->get(trace_scaled(2.0), KernelMode::Residual) == k1);
+  CHECK(k1 != k2);
+  const std::string log = c.log.str();
+  CAPTURE(log);
+  CHECK(std::count(log.begin(), log.end(), '\n') == 1);
+  CHECK(log.find("lsjit: warning: kernel cache directory") == 0);
+  CHECK(log.find("memory only") != std::string::npos);
+  CHECK(!c->disk_writable());
+  CHECK(c->stats().compiles == 2);
+  CHECK(c->stats().memory_hits == 1);
+  CHECK(c->stats().disk_writes == 0);
+}
+
+TEST_CASE("kernel cache: memory-only caches touch no directory") {
+  TempDir dir("memory_only");
+  FakeCache c(dir / "never", memory_only());
+  c->get(trace_scaled(2.0), KernelMode::Residual);
+  CHECK(!fs::exists(dir / "never"));
+  CHECK(!c->disk_directory());
+  CHECK(c.log.str().empty());
+}
+
+TEST_CASE("kernel cache: recompiles are counted per cost and mode - the limit warns once") {
+  TempDir dir("recompiles");
+  KernelCache::Options o;
+  o.recompile_limit = 2;
+  FakeCache c(dir.path, o);
+  c->get(trace_scaled(1.5), KernelMode::ResidualJacobian);
+  c->get(trace_scaled(1.5), KernelMode::Residual);          // another mode: not a recompile
+  c->get(trace_scaled(1.5, "another"), KernelMode::Residual);  // another cost
+  CHECK(c->recompiles("scaled") == 0);
+  CHECK(c->stats().recompiles == 0);
+  for (double s : {2.0, 3.0, 4.0, 5.0, 2.0}) c->get(trace_scaled(s), KernelMode::ResidualJacobian);
+  CHECK(c->recompiles("scaled") == 4);  // 2, 3, 4, 5; the second 2 is a memory hit
+  CHECK(c->recompiles("another") == 0);
+  CHECK(c->stats().recompiles == 4);
+  CHECK(c->stats().compiles == 7);
+  const std::string log = c.log.str();
+  CAPTURE(log);
+  CHECK(std::count(log.begin(), log.end(), '\n') == 1);
+  CHECK(log.find("lsjit: warning: cost 'scaled' has been recompiled 3 times, more than the limit of 2") == 0);
+  CHECK(log.find("pass it as data") != std::string::npos);
+
+  // A fresh cache on the same directory: the kernels come from disk, and the second one
+  // is still a recompile (independent of what the disk holds).
+  FakeCache d(dir.path);
+  d->get(trace_scaled(2.0), KernelMode::ResidualJacobian);
+  d->get(trace_scaled(3.0), KernelMode::ResidualJacobian);
+  CHECK(d->stats().disk_hits == 2);
+  CHECK(d->recompiles("scaled") == 1);
+
+  c->clear_memory();
+  CHECK(c->recompiles("scaled") == 0);
+  CHECK(c->stats().entries == 0);
+}
+
+TEST_CASE("kernel cache: fail on recompile throws lsjit::Error naming the constant") {
+  TempDir dir("fail_recompile");
+  FakeCache c(dir.path);
+  c->set_fail_on_recompile(true);
+  c->get(trace_scaled(2.0), KernelMode::ResidualJacobian);
+  c->get(trace_scaled(2.0), KernelMode::Residual);  // another mode is fine
+  c->get(trace_scaled(2.0), KernelMode::ResidualJacobian);
+  try {
+    c->get(trace_scaled(3.0), KernelMode::ResidualJacobian);
+    FAIL("no exception");
+  } catch (const lsjit::Error& e) {
+    const std::string m = e.what();
+    CAPTURE(m);
+    CHECK(m.find("cost 'scaled' (mode residual_jacobian) needs another kernel") != std::string::npos);
+    CHECK(m.find("structural_hash:") != std::string::npos);
+    CHECK(m.find(": 2 -> 3") != std::string::npos);
+    CHECK(m.find("as data") != std::string::npos);
+  }
+  CHECK(c.counters->compiles == 2);  // nothing compiled for the failed get
+  CHECK(c->stats().entries == 2);
+  c->set_fail_on_recompile(false);
+  CHECK(c->get(trace_scaled(3.0), KernelMode::ResidualJacobian) != nullptr);
+  CHECK(c->recompiles("scaled") == 1);
+}
+
+TEST_CASE("kernel cache: options from the environment") {
+  struct Env {
+    std::vector<std::pair<std::string, std::optional<std::string>>> saved;
+    void set(const char* n, const char* v) {
+      const char* old = std::getenv(n);
+      saved.emplace_back(n, old ? std::optional<std::string>(old) : std::nullopt);
+      if (v) ::setenv(n, v, 1);
+      else ::unsetenv(n);
+    }
+    ~Env() {
+      for (auto it = saved.rbegin(); it != saved.rend(); ++it)
+        if (it->second) ::setenv(it->first.c_str(), it->second->c_str(), 1);
+        else ::unsetenv(it->first.c_str());
+    }
+  } env;
+  env.set("LSJIT_LOG_COMPILES", "1");
+  env.set("LSJIT_EXPLAIN_CACHE_MISSES", "yes");
+  env.set("LSJIT_FAIL_ON_RECOMPILE", "0");
+  env.set("LSJIT_RECOMPILE_LIMIT", "3");
+  env.set("LSJIT_DISK_CACHE", "0");
+  KernelCache::Options o = KernelCache::Options::from_environment();
+  CHECK(o.log_compiles);
+  CHECK(o.explain_misses);
+  CHECK(!o.fail_on_recompile);
+  CHECK(o.recompile_limit == 3);
+  CHECK(!o.use_disk);
+  env.set("LSJIT_FAIL_ON_RECOMPILE", "1");
+  env.set("LSJIT_DISK_CACHE", nullptr);
+  env.set("LSJIT_LOG_COMPILES", nullptr);
+  o = KernelCache::Options::from_environment();
+  CHECK(o.fail_on_recompile);
+  CHECK(o.use_disk);
+  CHECK(!o.log_compiles);
+  CHECK(o.recompile_limit == 3);
+}
+
+TEST_CASE("kernel cache: LSJIT_LOG_COMPILES logs each get that is not a memory hit") {
+  TempDir dir("log");
+  KernelCache::Options o;
+  o.log_compiles = true;
+  {
+    FakeCache c(dir.path, o);
+    c->lookup(trace_scaled(2.0), KernelMode::ResidualJacobian, {}, 0.25);
+    c->get(trace_scaled(2.0), KernelMode::ResidualJacobian);
+    const std::string log = c.log.str();
+    CAPTURE(log);
+    CHECK(std::count(log.begin(), log.end(), '\n') == 1);
+    CHECK(log.find("lsjit: kernel scaled residual_jacobian ") == 0);
+    CHECK(log.find(": compiled in ") != std::string::npos);
+    for (const char* stage : {"trace 250.000", "differentiate ", "simplify ", "llvm_ir 1.000",
+                              "optimize 2.000", "codegen 3.000", "link "})
+      CHECK_MESSAGE(log.find(stage) != std::string::npos, stage);
+  }
+  FakeCache c(dir.path, o);
+  c->get(trace_scaled(2.0), KernelMode::ResidualJacobian);
+  const std::string log = c.log.str();
+  CAPTURE(log);
+  CHECK(std::count(log.begin(), log.end(), '\n') == 1);
+  CHECK(log.find(": from disk in ") != std::string::npos);
+  CHECK(log.find("read ") != std::string::npos);
+  CHECK(log.find("link ") != std::string::npos);
+}
+
+TEST_CASE("kernel cache: LSJIT_EXPLAIN_CACHE_MISSES explains misses of known cost names") {
+  TempDir dir("explain");
+  KernelCache::Options o;
+  o.explain_misses = true;
+  FakeCache c(dir.path, o);
+  c->get(trace_scaled(2.0), KernelMode::ResidualJacobian);
+  CHECK(c.log.str().empty());  // first sight of the name: nothing to compare
+  c->get(trace_scaled(2.0, "unrelated"), KernelMode::ResidualJacobian);
+  CHECK(c.log.str().empty());
+  c->get(trace_scaled(2.0), KernelMode::Residual);  // a mode miss: explained too
+  std::string log = c.log.str();
+  CHECK(log.find("mode: residual_jacobian -> residual") != std::string::npos);
+  c.log.str("");
+  c->get(trace_scaled(7.0), KernelMode::ResidualJacobian);
+  log = c.log.str();
+  CAPTURE(log);
+  CHECK(log.find("lsjit: cache miss for cost 'scaled' (mode residual_jacobian, key ") == 0);
+  // The closest previous key is the same-mode one, and only the structural hash differs.
+  CHECK(log.find("(13 of 14 parts equal)") != std::string::npos);
+  CHECK(log.find("lsjit:   structural_hash: ") != std::string::npos);
+  CHECK(log.find("mode:") == std::string::npos);
+  CHECK(log.find("a captured constant differs") != std::string::npos);
+  CHECK(log.find(": 2 -> 7") != std::string::npos);
+  CHECK(log.find("as data") != std::string::npos);
+  c.log.str("");
+  c->get(trace_scaled(7.0), KernelMode::ResidualJacobian);  // a hit: silent
+  CHECK(c.log.str().empty());
+}
+
+TEST_CASE("kernel cache: concurrent gets of one key compile it once") {
+  TempDir dir("threads");
+  FakeCache c(dir.path);
+  c.counters->compile_sleep_ms = 50;
+  const ir::Trace t = trace_scaled(2.0);
+  std::vector<std::thread> threads;
+  std::vector<std::shared_ptr<const Kernel>> got(8);
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&, i] {
+      got[i] = c->get(t, i % 2 ? KernelMode::Residual : KernelMode::ResidualJacobian);
+    });
+  for (auto& th : threads) th.join();
+  CHECK(c.counters->compiles == 2);
+  for (int i = 2; i < 8; ++i) CHECK(got[i] == got[i % 2]);
+  const CacheStats s = c->stats();
+  CHECK(s.gets == 8);
+  CHECK(s.memory_hits == 6);
+  CHECK(s.compiles == 2);
+}
+
+TEST_CASE("kernel cache: two processes compiling one key at once both succeed") {
+  TempDir dir("fork");
+  const ir::Trace t = trace_scaled(2.0);
+  std::vector<pid_t> children;
+  for (int p = 0; p < 4; ++p) {
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      int code = 0;
+      try {
+        FakeCache c(dir.path);
+        c.counters->compile_sleep_ms = 20;
+        const auto k = c->get(t, KernelMode::ResidualJacobian);
+        if (!k || !k->function || !c.log.str().empty()) code = 2;
+      } catch (...) {
+        code = 1;
+      }
+      ::_exit(code);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+  FakeCache c(dir.path);
+  CHECK(c->lookup(t, KernelMode::ResidualJacobian).source == KernelSource::Disk);
+  CHECK(c.log.str().empty());
+  CHECK(DiskCache(dir.path).list().size() == 1);
+}
+
+TEST_CASE("kernel cache: only traced-stage costs are accepted") {
+  TempDir dir("stage");
+  FakeCache c(dir.path);
+  ir::Trace t = trace_scaled(2.0);
+  t.stage = ir::Stage::Simplified;
+  CHECK_THROWS_AS(c->get(t, KernelMode::Residual), lsjit::Error);
+}

@@ -1,0 +1,154 @@
+// Helpers for the kernel cache tests: per-test temporary directories, costs traced with
+// lsjit::Tracer, and a fake compiler backend that lets the cache logic run without LLVM.
+#pragma once
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/ir/error.h"
+#include "lsjit/ir/sym.h"
+
+namespace lsjit::cache_testing {
+
+namespace fs = std::filesystem;
+using compiler::KernelCache;
+using compiler::KernelMode;
+
+// A fresh, empty directory under the build tree's test folder, removed afterwards.
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name) {
+    path = fs::path(LSJIT_TEST_TMP_DIR) / ("cache_" + name + "_" + std::to_string(::getpid()));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  fs::path operator/(const std::string& s) const { return path / s; }
+};
+
+inline std::string read_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline void write_bytes(const fs::path& p, const std::string& bytes) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+inline size_t count_lines(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.find(needle) != std::string::npos) ++n;
+  return n;
+}
+
+// r = scale * (x ⊞ δ - target), x a 2-vector variable, target 2-vector data. `scale` is
+// a captured constant, baked into the graph.
+inline ir::Trace trace_scaled(double scale, const std::string& name = "scaled",
+                              const std::string& var_type = "VecVar2",
+                              const std::string& var_name = "x") {
+  ir::Signature sig;
+  sig.name = name;
+  sig.vars = {{var_name, var_type, 2, 2}};
+  sig.data = {{"target", "Vec2", 2, 1}};
+  sig.residual_dim = 2;
+  Tracer t(sig);
+  std::vector<Sym> r;
+  for (uint32_t c = 0; c < 2; ++c) r.push_back((t.var(0, c) + t.tangent(0, c) - t.data(0, c)) * scale);
+  t.set_residual(r);
+  return t.finish();
+}
+
+// A cost with two variables and a 3-vector data slot: r = [sin(a0) * b1 - d0, a1 * a1 + d1 * b0, d2].
+inline ir::Trace trace_two_vars(const std::string& name = "two_vars", uint32_t data_rows = 3) {
+  ir::Signature sig;
+  sig.name = name;
+  sig.vars = {{"a", "VecVar2", 2, 2}, {"b", "VecVar2", 2, 2}};
+  sig.data = {{"d", "Vec" + std::to_string(data_rows), data_rows, 1}};
+  sig.residual_dim = 3;
+  Tracer t(sig);
+  auto a = [&](uint32_t c) { return t.var(0, c) + t.tangent(0, c); };
+  auto b = [&](uint32_t c) { return t.var(1, c) + t.tangent(1, c); };
+  t.set_residual({sin(a(0)) * b(1) - t.data(0, 0), a(1) * a(1) + t.data(0, 1) * b(0),
+                  t.data(0, data_rows - 1) * 1.0 + 0.0 * a(0)});
+  return t.finish();
+}
+
+// --- a fake compiler: "object code" is text naming the symbol; the kernel does nothing.
+struct FakeLoaded final : compiler::LoadedKernel {
+  compiler::KernelFn fn;
+  explicit FakeLoaded(compiler::KernelFn f) : fn(f) {}
+  compiler::KernelFn function() const override { return fn; }
+};
+
+inline void fake_kernel_function(const compiler::KernelArgs*) {}
+
+struct FakeCounters {
+  std::atomic<int> compiles{0};
+  std::atomic<int> loads{0};
+  int compile_sleep_ms = 0;
+};
+
+inline KernelCache::Backend fake_backend(std::shared_ptr<FakeCounters> counters) {
+  KernelCache::Backend b;
+  b.target = [](const compiler::CompileOptions& o) {
+    compiler::TargetInfo t;
+    t.triple = "x86_64-unknown-linux-gnu";
+    t.cpu = "fakecpu";
+    t.features = "+fake,+sse2";
+    t.vector_width = o.vector_width ? o.vector_width : 4;
+    t.llvm_version = "19.1.0";
+    return t;
+  };
+  b.compile = [counters](const ir::Trace&, const compiler::KernelLayout&,
+                         const compiler::CompileOptions&, const std::string& symbol) {
+    if (counters->compile_sleep_ms) ::usleep(counters->compile_sleep_ms * 1000);
+    ++counters->compiles;
+    compiler::CompiledObject o;
+    o.symbol = symbol;
+    o.object_code = "FAKE-OBJECT " + symbol;
+    o.times.llvm_ir_s = 0.001;
+    o.times.optimize_s = 0.002;
+    o.times.codegen_s = 0.003;
+    return o;
+  };
+  b.load = [counters](const std::string& object, const std::string& symbol)
+      -> std::shared_ptr<compiler::LoadedKernel> {
+    ++counters->loads;
+    if (object != "FAKE-OBJECT " + symbol) throw Error("fake jit: the object does not define " + symbol);
+    return std::make_shared<FakeLoaded>(&fake_kernel_function);
+  };
+  return b;
+}
+
+struct FakeCache {
+  std::shared_ptr<FakeCounters> counters = std::make_shared<FakeCounters>();
+  std::ostringstream log;
+  std::unique_ptr<KernelCache> cache;
+
+  explicit FakeCache(const fs::path& dir, KernelCache::Options o = {}) {
+    o.directory = dir;
+    o.log = &log;
+    o.backend = fake_backend(counters);
+    cache = std::make_unique<KernelCache>(std::move(o));
+  }
+  KernelCache* operator->() { return cache.get(); }
+};
+
+}  // namespace lsjit::cache_testing

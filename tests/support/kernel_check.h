@@ -1,0 +1,139 @@
+// Differential check of a compiled kernel against the reference interpreter, through the
+// kernel ABI: random variable values and data, index arrays that are shuffled and repeat
+// variables, instance ranges that start past 0 and are split in pieces, every mode.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "lsjit/compiler/codegen.h"
+#include "lsjit/compiler/jit.h"
+#include "lsjit/compiler/kernel.h"
+#include "lsjit/ir/interpreter.h"
+
+namespace lsjit::testing {
+
+// One instance's inputs, valid for the cost (its domain, unit quaternions, ...).
+using InstanceSampler = std::function<ir::InputValues(std::mt19937_64&)>;
+
+struct KernelInputs {
+  std::vector<std::vector<int32_t>> indices;  // [slot][instance]
+  std::vector<std::vector<double>> values;    // [slot][row * ambient + c]
+  std::vector<double> data;                   // [instance * stride + ...]
+};
+
+// `count` instances over `count / 2 + 3` variables per slot, so rows repeat, in shuffled
+// order.
+inline KernelInputs make_kernel_inputs(const compiler::KernelLayout& layout, int64_t count,
+                                       const InstanceSampler& sample, std::mt19937_64& rng) {
+  KernelInputs in;
+  const int64_t rows = count / 2 + 3;
+  in.indices.resize(layout.num_vars);
+  in.values.resize(layout.num_vars);
+  std::vector<ir::InputValues> row_samples;
+  for (int64_t r = 0; r < rows; ++r) row_samples.push_back(sample(rng));
+  for (uint32_t s = 0; s < layout.num_vars; ++s) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const auto& v = row_samples[r].vars.at(s);
+      in.values[s].insert(in.values[s].end(), v.begin(), v.end());
+    }
+    std::uniform_int_distribution<int32_t> pick(0, static_cast<int32_t>(rows - 1));
+    for (int64_t i = 0; i < count; ++i) in.indices[s].push_back(pick(rng));
+    std::shuffle(in.indices[s].begin(), in.indices[s].end(), rng);
+  }
+  in.data.resize(static_cast<size_t>(count) * layout.data_stride);
+  for (int64_t i = 0; i < count; ++i) {
+    const ir::InputValues one = sample(rng);
+    for (size_t d = 0; d < one.data.size(); ++d)
+      std::copy(one.data[d].begin(), one.data[d].end(),
+                in.data.begin() + i * layout.data_stride + layout.data_offset[d]);
+  }
+  return in;
+}
+
+struct KernelOutputs {
+  std::vector<std::vector<double>> arrays;
+  std::vector<double*> pointers;
+};
+
+// Filled with `sentinel`, different for the JIT's and the reference's outputs, so a value
+// that either side fails to write shows up as a mismatch.
+inline KernelOutputs make_outputs(const compiler::KernelLayout& layout, int64_t count,
+                                  double sentinel) {
+  KernelOutputs out;
+  for (const auto& a : layout.outputs)
+    out.arrays.emplace_back(static_cast<size_t>(count) * a.per_instance, sentinel);
+  for (auto& a : out.arrays) out.pointers.push_back(a.data());
+  return out;
+}
+
+// Normwise relative: `scale` is the largest finite magnitude in the instance's block of
+// that output array. An entry that is a sum of products with cancellation (JᵀJ, U·e) may
+// differ from the interpreter by rounding of its terms (FMA contraction, libmvec), which is
+// small relative to the block, not to the entry.
+inline bool close_enough(double jit, double ref, double scale) {
+  if (std::isnan(ref)) return std::isnan(jit);
+  if (std::isinf(ref)) return jit == ref;
+  return std::abs(jit - ref) <= 1e-12 * std::max({1.0, std::abs(ref), scale});
+}
+
+// Compiles `traced` in `mode`, runs it over `count` instances (in two pieces) and compares
+// every output against run_reference. Returns the number of values compared.
+inline size_t check_kernel(const ir::Trace& traced, compiler::KernelMode mode, int64_t count,
+                           const InstanceSampler& sample, std::mt19937_64& rng,
+                           const compiler::CompileOptions& options = {}) {
+  const ir::Trace g = compiler::graph_for_mode(traced, mode);
+  const compiler::KernelLayout layout = compiler::make_layout(g.signature, mode);
+  const std::string symbol = "test_" + traced.signature.name + "_" +
+                             std::string(compiler::mode_name(mode));
+  const auto object = compiler::compile_kernel(g, layout, options, symbol);
+  const auto kernel = compiler::load_kernel(object.object_code, symbol);
+
+  const KernelInputs in = make_kernel_inputs(layout, count, sample, rng);
+  std::vector<const int32_t*> idx;
+  std::vector<const double*> vals;
+  for (uint32_t s = 0; s < layout.num_vars; ++s) {
+    idx.push_back(in.indices[s].data());
+    vals.push_back(in.values[s].data());
+  }
+  KernelOutputs jit = make_outputs(layout, count, -12345.0), ref = make_outputs(layout, count, 54321.0);
+  compiler::KernelArgs args;
+  args.indices = idx.data();
+  args.values = vals.data();
+  args.data = in.data.empty() ? nullptr : in.data.data();
+  // Two pieces, the second starting at an odd offset, as threads would split a range.
+  const int64_t split = count / 3;
+  for (auto [b, e] : {std::pair<int64_t, int64_t>{0, split}, {split, count}}) {
+    args.begin = b;
+    args.end = e;
+    args.outputs = jit.pointers.data();
+    kernel->function()(&args);
+    args.outputs = ref.pointers.data();
+    compiler::run_reference(g, layout, args);
+  }
+  size_t compared = 0, mismatches = 0;
+  for (size_t a = 0; a < layout.outputs.size(); ++a) {
+    const size_t block = layout.outputs[a].per_instance;
+    std::vector<double> scale(static_cast<size_t>(count), 0.0);
+    for (size_t k = 0; k < ref.arrays[a].size(); ++k)
+      if (std::isfinite(ref.arrays[a][k]))
+        scale[k / block] = std::max(scale[k / block], std::abs(ref.arrays[a][k]));
+    for (size_t k = 0; k < jit.arrays[a].size(); ++k, ++compared)
+      if (!close_enough(jit.arrays[a][k], ref.arrays[a][k], scale[k / block]) &&
+          mismatches++ < 5)
+        FAIL_CHECK(traced.signature.name << " " << compiler::mode_name(mode) << " count "
+                   << count << ": " << layout.outputs[a].name << " value " << k << " is "
+                   << jit.arrays[a][k] << ", the interpreter says " << ref.arrays[a][k]);
+  }
+  CHECK_MESSAGE(mismatches == 0, traced.signature.name << " " << compiler::mode_name(mode)
+                                                       << ": " << mismatches << " mismatches");
+  return compared;
+}
+
+}  // namespace lsjit::testing

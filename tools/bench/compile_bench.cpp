@@ -1,0 +1,112 @@
+// Compile-time benchmark: for every built-in cost, cold trace + differentiate + compile of
+// all three kernel modes, and loading the same kernels back from the disk cache in a fresh
+// cache. Medians over repeats, each repeat in its own empty cache directory. Prints a
+// Markdown table (docs/benchmarks.md).
+//
+//   lsjit_bench_compile [--repeats N]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/runtime/builtin_costs.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+struct Sample {
+  double trace = 0, compile_all_modes = 0, disk_load_per_kernel = 0;
+  lsjit::compiler::StageTimes stages;  // summed over the three modes
+};
+
+Sample measure(const lsjit::BuiltinCost& cost, const std::filesystem::path& dir) {
+  namespace c = lsjit::compiler;
+  Sample s;
+  c::KernelCache::Options options;
+  options.directory = dir;
+  options.quiet = true;
+  {
+    c::KernelCache cold(options);
+    const auto start = Clock::now();
+    const lsjit::ir::Trace traced = cost.trace();
+    s.trace = seconds_since(start);
+    for (c::KernelMode mode : c::kAllModes) {
+      const auto r = cold.lookup(traced, mode, {}, s.trace);
+      const c::StageTimes& t = r.kernel->times;
+      s.stages.differentiate_s += t.differentiate_s;
+      s.stages.simplify_s += t.simplify_s;
+      s.stages.llvm_ir_s += t.llvm_ir_s;
+      s.stages.optimize_s += t.optimize_s;
+      s.stages.codegen_s += t.codegen_s;
+      s.stages.link_s += t.link_s;
+    }
+    s.compile_all_modes = seconds_since(start);
+  }
+  {
+    c::KernelCache warm(options);  // a new cache: nothing in memory, everything on disk
+    const lsjit::ir::Trace traced = cost.trace();
+    double load = 0;
+    for (c::KernelMode mode : c::kAllModes) load += warm.lookup(traced, mode).seconds;
+    s.disk_load_per_kernel = load / 3;
+  }
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeats = 5;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--repeats" && i + 1 < argc) {
+      repeats = std::max(1, std::atoi(argv[++i]));
+    } else {
+      std::cerr << "usage: lsjit_bench_compile [--repeats N]\n";
+      return 2;
+    }
+  }
+  const auto root = std::filesystem::temp_directory_path() /
+                    ("lsjit-bench-compile-" + std::to_string(::getpid()));
+  std::cout << "| cost | trace ms | differentiate + simplify ms | LLVM IR ms | optimize ms | "
+               "codegen ms | link ms | all 3 modes cold ms | disk load ms/kernel |\n"
+            << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  for (const lsjit::BuiltinCost& cost : lsjit::builtin_costs()) {
+    std::vector<double> trace, diff, llvm_ir, opt, codegen, link, total, load;
+    for (int r = 0; r < repeats; ++r) {
+      const auto dir = root / (cost.name + "-" + std::to_string(r));
+      std::filesystem::remove_all(dir);
+      const Sample s = measure(cost, dir);
+      trace.push_back(s.trace);
+      diff.push_back(s.stages.differentiate_s + s.stages.simplify_s);
+      llvm_ir.push_back(s.stages.llvm_ir_s);
+      opt.push_back(s.stages.optimize_s);
+      codegen.push_back(s.stages.codegen_s);
+      link.push_back(s.stages.link_s);
+      total.push_back(s.compile_all_modes);
+      load.push_back(s.disk_load_per_kernel);
+      std::filesystem::remove_all(dir);
+    }
+    char row[512];
+    std::snprintf(row, sizeof row, "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f | %.2f |\n",
+                  cost.name.c_str(), 1e3 * median(trace), 1e3 * median(diff),
+                  1e3 * median(llvm_ir), 1e3 * median(opt), 1e3 * median(codegen),
+                  1e3 * median(link), 1e3 * median(total), 1e3 * median(load));
+    std::cout << row << std::flush;
+  }
+  std::filesystem::remove_all(root);
+  return 0;
+}

@@ -1,0 +1,465 @@
+// lsjit cache: inspect and maintain the on-disk kernel cache (compiler/disk_cache.h).
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "commands.h"
+#include "lsjit/compiler/cache_key.h"
+#include "lsjit/compiler/disk_cache.h"
+#include "lsjit/compiler/jit.h"
+#include "lsjit/ir/error.h"
+#include "lsjit/ir/parser.h"
+
+namespace lsjit::cli {
+namespace {
+
+using compiler::DecodeResult;
+using compiler::DiskCache;
+using compiler::EntryStatus;
+namespace fs = std::filesystem;
+
+constexpr const char* kCacheUsage = R"(usage: lsjit cache <command> [--dir DIR] [--json]
+
+commands:
+  list                 every entry: id prefix, cost, mode, size, compile time
+  show KEY             an entry's key parts, stage times, symbol, and the IR text of the
+                       graph it compiles
+  diff KEY1 KEY2       the key parts that differ between two entries
+  stats                number of entries, total size, bad entries
+  verify [--remove-bad]
+                       check every entry: header, format version, checksum, that its id is
+                       the hash of its key parts, that its IR text parses, and that its
+                       object code loads and defines its kernel symbol. Bad entries are
+                       reported (exit status 1) and, with --remove-bad, deleted. verify
+                       cannot recompile: an entry holds the IR of the compiled mode graph,
+                       not the traced graph the key is made from; a program that needs a
+                       bad entry recompiles and replaces it on its own.
+  gc --max-size SIZE   delete least recently used entries until the total size is at most
+                       SIZE (bytes, or with a K, M or G suffix: 500M, 2G), and temporary
+                       files of writers that died
+  clear                delete every entry (only the cache's own *.lsjitk files)
+
+options:
+  --dir DIR            the cache directory (default: $LSJIT_CACHE_DIR, else
+                       $XDG_CACHE_HOME/lsjit, else ~/.cache/lsjit)
+  --json               print one JSON document instead of text
+
+KEY is an entry id (32 hex digits) or a prefix of one that names a single entry.
+)";
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(double v) {
+  if (!(v == v) || v > 1e300 || v < -1e300) return "null";
+  return compiler::format_double(v);
+}
+
+std::string ms(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f ms", s * 1e3);
+  return buf;
+}
+
+std::string mtime_text(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "?";
+  std::tm tm{};
+  ::localtime_r(&st.st_mtime, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+// Seconds the original compile took: every stage but tracing.
+double compile_seconds(const compiler::StageTimes& t) { return t.total() - t.trace_s; }
+
+struct Loaded {
+  DiskCache::FileInfo file;
+  DecodeResult result;
+  bool ok() const { return result.status == EntryStatus::Ok; }
+  std::string cost() const { return ok() ? std::string(result.entry->key.part("cost")) : ""; }
+  std::string mode() const { return ok() ? std::string(result.entry->key.part("mode")) : ""; }
+};
+
+std::vector<Loaded> load_all(const DiskCache& disk) {
+  std::vector<Loaded> out;
+  for (DiskCache::FileInfo& f : disk.list()) {
+    DecodeResult r = DiskCache::read_file(f.path);  // not read(): listing is not a use
+    out.push_back({std::move(f), std::move(r)});
+  }
+  std::sort(out.begin(), out.end(), [](const Loaded& a, const Loaded& b) {
+    return std::make_tuple(a.result.status, a.cost(), a.mode(), a.file.id) <
+           std::make_tuple(b.result.status, b.cost(), b.mode(), b.file.id);
+  });
+  return out;
+}
+
+std::string bad_reason(const DecodeResult& r) {
+  return std::string(compiler::entry_status_name(r.status)) + ": " + r.message;
+}
+
+// The entry named by `key` (an id or a unique prefix), or an error on `err`.
+std::optional<DiskCache::FileInfo> resolve(const DiskCache& disk, const std::string& key,
+                                           std::ostream& err) {
+  if (key.empty() || key.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
+    err << "lsjit cache: '" << key << "' is not an entry id (hex digits)\n";
+    return std::nullopt;
+  }
+  const auto found = disk.find(key);
+  if (found.empty()) {
+    err << "lsjit cache: no entry id starts with '" << key << "' in " << disk.directory().string() << "\n";
+    return std::nullopt;
+  }
+  if (found.size() > 1) {
+    err << "lsjit cache: '" << key << "' names " << found.size()
+        << " entries; give more digits:";
+    for (size_t i = 0; i < found.size() && i < 5; ++i) err << " " << found[i].id.substr(0, 16);
+    err << (found.size() > 5 ? " ...\n" : "\n");
+    return std::nullopt;
+  }
+  return found[0];
+}
+
+int list_command(const DiskCache& disk, bool json, std::ostream& out) {
+  const std::vector<Loaded> all = load_all(disk);
+  if (json) {
+    out << "{\"directory\": " << json_string(disk.directory().string()) << ", \"entries\": [";
+    for (size_t i = 0; i < all.size(); ++i) {
+      const Loaded& l = all[i];
+      out << (i ? ",\n  " : "\n  ") << "{\"id\": " << json_string(l.file.id)
+          << ", \"size\": " << l.file.size << ", \"ok\": " << (l.ok() ? "true" : "false");
+      if (l.ok())
+        out << ", \"cost\": " << json_string(l.cost()) << ", \"mode\": " << json_string(l.mode())
+            << ", \"compile_s\": " << json_number(compile_seconds(l.result.entry->times));
+      else
+        out << ", \"error\": " << json_string(bad_reason(l.result));
+      out << "}";
+    }
+    out << (all.empty() ? "]}\n" : "\n]}\n");
+    return 0;
+  }
+  if (all.empty()) {
+    out << "no entries in " << disk.directory().string() << "\n";
+    return 0;
+  }
+  char line[512];
+  std::snprintf(line, sizeof line, "%-12s  %-24s  %-18s  %10s  %10s\n", "ID", "COST", "MODE", "SIZE",
+                "COMPILE");
+  out << line;
+  for (const Loaded& l : all) {
+    if (l.ok())
+      std::snprintf(line, sizeof line, "%-12s  %-24s  %-18s  %10s  %10s\n", l.file.id.substr(0, 12).c_str(),
+                    l.cost().c_str(), l.mode().c_str(), compiler::format_size(l.file.size).c_str(),
+                    ms(compile_seconds(l.result.entry->times)).c_str());
+    else
+      std::snprintf(line, sizeof line, "%-12s  BAD (%s)  %10s\n", l.file.id.substr(0, 12).c_str(),
+                    bad_reason(l.result).c_str(), compiler::format_size(l.file.size).c_str());
+    out << line;
+  }
+  return 0;
+}
+
+void times_json(std::ostream& out, const compiler::StageTimes& t) {
+  out << "{\"trace_s\": " << json_number(t.trace_s) << ", \"differentiate_s\": " << json_number(t.differentiate_s)
+      << ", \"simplify_s\": " << json_number(t.simplify_s) << ", \"llvm_ir_s\": " << json_number(t.llvm_ir_s)
+      << ", \"optimize_s\": " << json_number(t.optimize_s) << ", \"codegen_s\": " << json_number(t.codegen_s)
+      << ", \"link_s\": " << json_number(t.link_s) << "}";
+}
+
+int show_command(const DiskCache& disk, const std::string& key, bool json, std::ostream& out,
+                 std::ostream& err) {
+  const auto file = resolve(disk, key, err);
+  if (!file) return 1;
+  const DecodeResult r = DiskCache::read_file(file->path);
+  if (r.status != EntryStatus::Ok) {
+    err << "lsjit cache: entry " << file->id << " is bad (" << bad_reason(r) << ")\n";
+    return 1;
+  }
+  const compiler::DiskEntry& e = *r.entry;
+  if (json) {
+    out << "{\"id\": " << json_string(file->id) << ", \"path\": " << json_string(file->path.string())
+        << ", \"size\": " << file->size << ", \"modified\": " << json_string(mtime_text(file->path))
+        << ", \"symbol\": " << json_string(e.symbol) << ", \"object_size\": " << e.object_code.size()
+        << ",\n \"parts\": {";
+    for (size_t i = 0; i < e.key.parts.size(); ++i)
+      out << (i ? ", " : "") << json_string(e.key.parts[i].first) << ": "
+          << json_string(e.key.parts[i].second);
+    out << "},\n \"times\": ";
+    times_json(out, e.times);
+    out << ",\n \"compile_s\": " << json_number(compile_seconds(e.times))
+        << ",\n \"ir\": " << json_string(e.ir_text) << "}\n";
+    return 0;
+  }
+  char line[256];
+  out << "id        " << file->id << "\n"
+      << "file      " << file->path.string() << "\n"
+      << "size      " << compiler::format_size(file->size) << "\n"
+      << "modified  " << mtime_text(file->path) << "\n"
+      << "symbol    " << e.symbol << "\n"
+      << "object    " << e.object_code.size() << " bytes\n"
+      << "key parts:\n";
+  for (const auto& [name, value] : e.key.parts) {
+    std::snprintf(line, sizeof line, "  %-16s ", name.c_str());
+    out << line << value << "\n";
+  }
+  const compiler::StageTimes& t = e.times;
+  out << "stage times of the compile that made it:\n";
+  for (const auto& [name, s] :
+       std::initializer_list<std::pair<const char*, double>>{
+           {"trace", t.trace_s}, {"differentiate", t.differentiate_s}, {"simplify", t.simplify_s},
+           {"llvm_ir", t.llvm_ir_s}, {"optimize", t.optimize_s}, {"codegen", t.codegen_s},
+           {"link", t.link_s}}) {
+    std::snprintf(line, sizeof line, "  %-16s %10.3f ms\n", name, s * 1e3);
+    out << line;
+  }
+  std::snprintf(line, sizeof line, "  %-16s %10.3f ms\n", "compile total", compile_seconds(t) * 1e3);
+  out << line << "IR of the compiled graph:\n" << e.ir_text;
+  if (!e.ir_text.empty() && e.ir_text.back() != '\n') out << "\n";
+  return 0;
+}
+
+int diff_command(const DiskCache& disk, const std::string& k1, const std::string& k2, bool json,
+                 std::ostream& out, std::ostream& err) {
+  const auto f1 = resolve(disk, k1, err);
+  const auto f2 = resolve(disk, k2, err);
+  if (!f1 || !f2) return 1;
+  const DecodeResult r1 = DiskCache::read_file(f1->path), r2 = DiskCache::read_file(f2->path);
+  for (const auto* p : {&r1, &r2})
+    if (p->status != EntryStatus::Ok) {
+      err << "lsjit cache: entry " << (p == &r1 ? f1->id : f2->id) << " is bad (" << bad_reason(*p) << ")\n";
+      return 1;
+    }
+  const auto diffs = compiler::diff_keys(r1.entry->key, r2.entry->key);
+  if (json) {
+    out << "{\"a\": " << json_string(f1->id) << ", \"b\": " << json_string(f2->id) << ", \"differences\": [";
+    for (size_t i = 0; i < diffs.size(); ++i)
+      out << (i ? ", " : "") << "{\"part\": " << json_string(diffs[i].part)
+          << ", \"a\": " << json_string(diffs[i].before) << ", \"b\": " << json_string(diffs[i].after) << "}";
+    out << "]}\n";
+    return 0;
+  }
+  out << "a: " << f1->id << "\nb: " << f2->id << "\n";
+  if (diffs.empty()) {
+    out << "the keys are equal\n";
+    return 0;
+  }
+  for (const auto& d : diffs) {
+    out << d.part << ":\n  a: " << d.before << "\n  b: " << d.after << "\n";
+  }
+  return 0;
+}
+
+int stats_command(const DiskCache& disk, bool json, std::ostream& out) {
+  const std::vector<Loaded> all = load_all(disk);
+  uint64_t total = 0;
+  size_t bad = 0;
+  double compile_s = 0;
+  for (const Loaded& l : all) {
+    total += l.file.size;
+    if (!l.ok()) ++bad;
+    else compile_s += compile_seconds(l.result.entry->times);
+  }
+  if (json) {
+    out << "{\"directory\": " << json_string(disk.directory().string()) << ", \"entries\": " << all.size()
+        << ", \"bad_entries\": " << bad << ", \"total_bytes\": " << total
+        << ", \"compile_s\": " << json_number(compile_s) << "}\n";
+    return 0;
+  }
+  out << "directory     " << disk.directory().string() << "\n"
+      << "entries       " << all.size() << "\n"
+      << "bad entries   " << bad << "\n"
+      << "total size    " << compiler::format_size(total) << " (" << total << " bytes)\n"
+      << "compile time  " << ms(compile_s) << " (saved on every hit)\n";
+  return 0;
+}
+
+int verify_command(const DiskCache& disk, bool json, bool remove_bad, std::ostream& out) {
+  struct Verdict {
+    std::string id, cost, mode, problem;
+    bool removed = false;
+  };
+  std::vector<Verdict> verdicts;
+  for (const Loaded& l : load_all(disk)) {
+    Verdict v{l.file.id, l.cost(), l.mode(), "", false};
+    if (!l.ok()) {
+      v.problem = bad_reason(l.result);
+    } else {
+      const compiler::DiskEntry& e = *l.result.entry;
+      try {
+        if (!(compiler::hash_key_parts(e.key.parts) == e.key.hash))
+          throw Error("its id is not the hash of its key parts (" +
+                      compiler::hash_key_parts(e.key.parts).hex() + ")");
+        if (e.symbol != compiler::kernel_symbol(e.key))
+          throw Error("its symbol " + e.symbol + " is not " + compiler::kernel_symbol(e.key));
+        ir::parse(e.ir_text, l.file.id + " IR");
+        const auto loaded = compiler::load_kernel(e.object_code, e.symbol);
+        if (!loaded || !loaded->function()) throw Error("its object code gives no function");
+      } catch (const std::exception& ex) {
+        v.problem = ex.what();
+      }
+    }
+    if (!v.problem.empty() && remove_bad) {
+      std::error_code ec;
+      v.removed = fs::remove(l.file.path, ec) && !ec;
+    }
+    verdicts.push_back(std::move(v));
+  }
+  const size_t bad = std::count_if(verdicts.begin(), verdicts.end(),
+                                   [](const Verdict& v) { return !v.problem.empty(); });
+  if (json) {
+    out << "{\"directory\": " << json_string(disk.directory().string()) << ", \"entries\": " << verdicts.size()
+        << ", \"bad\": " << bad << ", \"results\": [";
+    for (size_t i = 0; i < verdicts.size(); ++i) {
+      const Verdict& v = verdicts[i];
+      out << (i ? ",\n  " : "\n  ") << "{\"id\": " << json_string(v.id)
+          << ", \"ok\": " << (v.problem.empty() ? "true" : "false");
+      if (!v.cost.empty()) out << ", \"cost\": " << json_string(v.cost) << ", \"mode\": " << json_string(v.mode);
+      if (!v.problem.empty())
+        out << ", \"problem\": " << json_string(v.problem) << ", \"removed\": " << (v.removed ? "true" : "false");
+      out << "}";
+    }
+    out << (verdicts.empty() ? "]}\n" : "\n]}\n");
+    return bad ? 1 : 0;
+  }
+  for (const Verdict& v : verdicts) {
+    if (v.problem.empty())
+      out << "ok   " << v.id.substr(0, 12) << "  " << v.cost << " " << v.mode << "\n";
+    else
+      out << "BAD  " << v.id.substr(0, 12) << "  " << (v.cost.empty() ? "" : v.cost + " " + v.mode + ": ")
+          << v.problem << (v.removed ? " (removed)" : "") << "\n";
+  }
+  out << verdicts.size() << " entries, " << verdicts.size() - bad << " ok, " << bad << " bad";
+  if (bad && !remove_bad) out << " (lsjit cache verify --remove-bad deletes them)";
+  out << "\n";
+  return bad ? 1 : 0;
+}
+
+void removal_report(const DiskCache::RemoveResult& r, bool json, std::ostream& out) {
+  if (json) {
+    out << "{\"removed\": " << r.removed << ", \"removed_bytes\": " << r.removed_bytes
+        << ", \"kept\": " << r.kept << ", \"kept_bytes\": " << r.kept_bytes << "}\n";
+    return;
+  }
+  out << "removed " << r.removed << " files (" << compiler::format_size(r.removed_bytes) << "), kept "
+      << r.kept << " (" << compiler::format_size(r.kept_bytes) << ")\n";
+}
+
+}  // namespace
+
+int cache_command(const Args& args, std::ostream& out, std::ostream& err) {
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    (args.empty() ? err : out) << kCacheUsage;
+    return args.empty() ? 2 : 0;
+  }
+  const std::string command = args[0];
+  std::optional<fs::path> dir;
+  std::optional<std::string> max_size;
+  bool json = false, remove_bad = false;
+  std::vector<std::string> positional;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](const char* what) -> std::optional<std::string> {
+      if (i + 1 >= args.size()) {
+        err << "lsjit cache: " << a << " needs " << what << "\n";
+        return std::nullopt;
+      }
+      return args[++i];
+    };
+    if (a == "--dir") {
+      const auto v = value("a directory");
+      if (!v) return 2;
+      dir = *v;
+    } else if (a == "--json") {
+      json = true;
+    } else if (a == "--max-size") {
+      max_size = value("a size (e.g. 500M)");
+      if (!max_size) return 2;
+    } else if (a == "--remove-bad") {
+      remove_bad = true;
+    } else if (!a.empty() && a[0] == '-') {
+      err << "lsjit cache: unknown option '" << a << "'\n";
+      return 2;
+    } else {
+      positional.push_back(a);
+    }
+  }
+  size_t wanted = 0;
+  if (command == "show") wanted = 1;
+  else if (command == "diff") wanted = 2;
+  else if (command != "list" && command != "stats" && command != "verify" && command != "gc" &&
+           command != "clear") {
+    err << "lsjit cache: unknown command '" << command << "'\n" << kCacheUsage;
+    return 2;
+  }
+  if (positional.size() != wanted) {
+    err << "lsjit cache " << command << ": expected " << wanted << " entr" << (wanted == 1 ? "y" : "ies")
+        << " (id or prefix), got " << positional.size() << "\n";
+    return 2;
+  }
+  if (max_size && command != "gc") {
+    err << "lsjit cache: --max-size is an option of gc\n";
+    return 2;
+  }
+  if (remove_bad && command != "verify") {
+    err << "lsjit cache: --remove-bad is an option of verify\n";
+    return 2;
+  }
+  if (!dir) dir = compiler::default_cache_dir();
+  if (!dir) {
+    err << "lsjit cache: no cache directory: pass --dir or set LSJIT_CACHE_DIR, XDG_CACHE_HOME or HOME\n";
+    return 2;
+  }
+  const DiskCache disk(*dir);
+
+  if (command == "list") return list_command(disk, json, out);
+  if (command == "show") return show_command(disk, positional[0], json, out, err);
+  if (command == "diff") return diff_command(disk, positional[0], positional[1], json, out, err);
+  if (command == "stats") return stats_command(disk, json, out);
+  if (command == "verify") return verify_command(disk, json, remove_bad, out);
+  if (command == "gc") {
+    if (!max_size) {
+      err << "lsjit cache gc: --max-size SIZE is required (e.g. --max-size 500M)\n";
+      return 2;
+    }
+    const auto bytes = compiler::parse_size(*max_size);
+    if (!bytes) {
+      err << "lsjit cache gc: cannot read the size '" << *max_size
+          << "': expected a number of bytes with an optional K, M or G suffix\n";
+      return 2;
+    }
+    removal_report(disk.gc(*bytes), json, out);
+    return 0;
+  }
+  removal_report(disk.clear(), json, out);  // clear
+  return 0;
+}
+
+}  // namespace lsjit::cli
