@@ -47,7 +47,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdlib>
-#include <functional>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -909,11 +908,16 @@ class Lowering {
 
   // Prefetches, at the top of a body, the variable rows and (vectors only) the data rows
   // of the instances the next iteration reads, starting at `next` (<= the last start, so
-  // its indices are in bounds): variable rows are scattered and the body is long enough
+  // its indices are in bounds). Variable rows are scattered, and the body is long enough
   // to hide their latency; W data rows read a block at a time defeat the hardware
-  // prefetcher (a scalar loop streams them and does not need this). se3_between with
-  // 200k instances (data out of cache), W = 4, ns per instance: residual 35 -> 20,
-  // Jacobian 97 -> 85, normal equations 163 -> 141; no change with data in cache.
+  // prefetcher (a scalar loop streams them and does not need this). se3_between, 200k
+  // instances (data out of cache), ns per instance, without -> with:
+  //   variable rows among 100k:  W = 4  res 72 -> 48, J 169 -> 153, NE 250 -> 219
+  //                              W = 1  res 98 -> 75, J 505 -> 189, NE 874 -> 320
+  //   variable rows among 1000 (in L2):  W = 4  res 41 -> 30, J 106 -> 103, NE 175 -> 161
+  //     (prefetching only the data rows does better here, res 25, J 86, NE 159, and much
+  //     worse with scattered rows)
+  // and no measurable change with everything in cache.
   void prefetch_next(const BodyState& st, llvm::Value* next) {
     const uint32_t w = st.w;
     auto prefetch = [&](llvm::Value* base, uint64_t bytes) {
@@ -925,12 +929,10 @@ class Lowering {
                             b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
       }
     };
-    const int pf = getenv("LSJIT_PF") ? atoi(getenv("LSJIT_PF")) : 2;
-    if (pf == 0) return;
     if (w > 1 && layout_.data_stride > 0)  // plain GEP: past the end in the last iteration
       prefetch(b_.CreateGEP(f64_, st.data_base, b_.getInt64(uint64_t{w} * layout_.data_stride)),
                uint64_t{w} * layout_.data_stride * 8);
-    for (size_t s = 0; s < layout_.ambient.size() && pf == 2; ++s) {
+    for (size_t s = 0; s < layout_.ambient.size(); ++s) {
       if (!slot_used_[s]) continue;
       llvm::Value* p = b_.CreateInBoundsGEP(i32_, cur_.indices[s], next);
       std::vector<llvm::Value*> idx(w);
@@ -944,10 +946,7 @@ class Lowering {
         llvm::Value* row = b_.CreateGEP(f64_, values_[s],
                               b_.CreateMul(b_.CreateSExt(idx[l], i64_),
                                            b_.getInt64(layout_.ambient[s])));
-        if (getenv("LSJIT_PF1"))
-          b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {ptr_}, {row, b_.getInt32(0), b_.getInt32(atoi(getenv("LSJIT_PF1"))), b_.getInt32(1)});
-        else
-          prefetch(row, uint64_t{layout_.ambient[s]} * 8);
+        prefetch(row, uint64_t{layout_.ambient[s]} * 8);
       }
     }
   }

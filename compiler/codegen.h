@@ -14,7 +14,9 @@ namespace lsjit::compiler {
 // Options that change the machine code; all of them are part of the cache key.
 struct CompileOptions {
   // SIMD lanes across instances: 0 picks the host's best (8 with AVX-512F, 4 with AVX2,
-  // 2 otherwise); 1 compiles a scalar loop. The tail of a range is always scalar.
+  // 2 otherwise); 1 compiles a scalar loop; else 2, 4, 8 or 16. Every instance goes
+  // through the same vector code, also at the end of a range and in ranges shorter than
+  // a vector (codegen.cpp), so results do not depend on how a range is split.
   uint32_t vector_width = 0;
   // Contract a*b+c into FMA where the target has it (results differ from the interpreter
   // by rounding only).
