@@ -934,14 +934,7 @@ class Lowering {
                uint64_t{w} * layout_.data_stride * 8);
     for (size_t s = 0; s < layout_.ambient.size(); ++s) {
       if (!slot_used_[s]) continue;
-      llvm::Value* p = b_.CreateInBoundsGEP(i32_, cur_.indices[s], next);
-      std::vector<llvm::Value*> idx(w);
-      if (w == 1) {
-        idx[0] = load_input(i32_, p, llvm::Align(4));
-      } else {
-        llvm::Value* vec = load_input(llvm::FixedVectorType::get(i32_, w), p, llvm::Align(4));
-        for (uint32_t l = 0; l < w; ++l) idx[l] = b_.CreateExtractElement(vec, b_.getInt64(l));
-      }
+      const std::vector<llvm::Value*> idx = load_indices(s, next, w);
       for (uint32_t l = 0; l < w; ++l) {
         llvm::Value* row = b_.CreateGEP(f64_, values_[s],
                               b_.CreateMul(b_.CreateSExt(idx[l], i64_),
@@ -949,6 +942,19 @@ class Lowering {
         prefetch(row, uint64_t{layout_.ambient[s]} * 8);
       }
     }
+  }
+
+  // The index arrays' entries of slot s for instances [at, at + w), one value per lane.
+  std::vector<llvm::Value*> load_indices(size_t s, llvm::Value* at, uint32_t w) {
+    llvm::Value* p = b_.CreateInBoundsGEP(i32_, cur_.indices[s], at);
+    std::vector<llvm::Value*> idx(w);
+    if (w == 1) {
+      idx[0] = load_input(i32_, p, llvm::Align(4));
+    } else {
+      llvm::Value* vec = load_input(llvm::FixedVectorType::get(i32_, w), p, llvm::Align(4));
+      for (uint32_t l = 0; l < w; ++l) idx[l] = b_.CreateExtractElement(vec, b_.getInt64(l));
+    }
+    return idx;
   }
 
   void emit_body(uint32_t w, llvm::Value* i, llvm::Value* next) {
@@ -965,14 +971,7 @@ class Lowering {
     st.var_rows.resize(layout_.ambient.size());
     for (size_t s = 0; s < layout_.ambient.size(); ++s) {
       if (!slot_used_[s]) continue;
-      llvm::Value* p = b_.CreateInBoundsGEP(i32_, cur_.indices[s], i);
-      std::vector<llvm::Value*> idx(w);
-      if (w == 1) {
-        idx[0] = load_input(i32_, p, llvm::Align(4));
-      } else {
-        llvm::Value* vec = load_input(llvm::FixedVectorType::get(i32_, w), p, llvm::Align(4));
-        for (uint32_t l = 0; l < w; ++l) idx[l] = b_.CreateExtractElement(vec, b_.getInt64(l));
-      }
+      const std::vector<llvm::Value*> idx = load_indices(s, i, w);
       st.var_rows[s].resize(w);
       for (uint32_t l = 0; l < w; ++l) {
         llvm::Value* row = b_.CreateMul(b_.CreateSExt(idx[l], i64_),

@@ -1,6 +1,8 @@
 // The lsjit CLI, run as a separate process: what a user sees.
 #include <doctest/doctest.h>
 
+#include "../support/run_cli.h"
+
 #include <array>
 #include <cstdio>
 #include <string>
@@ -13,23 +15,8 @@
 
 namespace {
 
-struct Run {
-  int exit_code;
-  std::string out;  // stdout and stderr, interleaved
-};
-
-Run run(const std::string& args) {
-  const std::string command = std::string(LSJIT_CLI_PATH) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  Run r{0, ""};
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Run = lsjit::testing::CliRun;
+inline Run run(const std::string& args) { return lsjit::testing::run_cli(args); }
 
 }  // namespace
 

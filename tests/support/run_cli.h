@@ -1,0 +1,31 @@
+// Runs the lsjit CLI (LSJIT_CLI_PATH, defined for test targets) as a separate process.
+#pragma once
+
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace lsjit::testing {
+
+struct CliRun {
+  int exit_code;
+  std::string out;  // stdout and stderr, interleaved
+};
+
+inline CliRun run_cli(const std::string& args) {
+  const std::string command = std::string(LSJIT_CLI_PATH) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  CliRun r{0, ""};
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+}  // namespace lsjit::testing
