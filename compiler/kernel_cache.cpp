@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
+#include <future>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -411,6 +413,32 @@ bool KernelCache::disk_writable() const {
 KernelCache& default_cache() {
   static KernelCache* cache = new KernelCache(KernelCache::Options::from_environment());
   return *cache;
+}
+
+}  // namespace lsjit::compiler
+
+namespace lsjit::compiler {
+
+std::vector<KernelCache::Lookup> KernelCache::lookup_modes(const ir::Trace& traced,
+                                                           const std::vector<KernelMode>& modes,
+                                                           const CompileOptions& options,
+                                                           double trace_s) {
+  std::vector<std::future<Lookup>> pending;
+  for (KernelMode mode : modes)
+    pending.push_back(std::async(std::launch::async, [this, &traced, mode, &options, trace_s] {
+      return lookup(traced, mode, options, trace_s);
+    }));
+  std::vector<Lookup> results;
+  std::exception_ptr failure;
+  for (auto& p : pending) {
+    try {
+      results.push_back(p.get());
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+  return results;
 }
 
 }  // namespace lsjit::compiler

@@ -150,6 +150,13 @@ class KernelCache {
     return lookup(traced, mode, options).kernel;
   }
 
+  // Several modes of one cost at once. The misses compile concurrently, one thread each
+  // (code generation is independent per kernel), so the wall time is that of the slowest
+  // mode rather than the sum. Results are in the order of `modes`; the first failure is
+  // rethrown after every thread has finished.
+  std::vector<Lookup> lookup_modes(const ir::Trace& traced, const std::vector<KernelMode>& modes,
+                                   const CompileOptions& options = {}, double trace_s = 0);
+
   // The key get() would use.
   CacheKey key_for(const ir::Trace& traced, KernelMode mode, const CompileOptions& options = {});
 

@@ -199,3 +199,27 @@ TEST_CASE("cache + LLVM: two caches in one process load one entry side by side")
   check_against_reference(*ka, t, KernelMode::NormalEquations);
   check_against_reference(*kb.kernel, t, KernelMode::NormalEquations);
 }
+
+TEST_CASE("cache + LLVM: lookup_modes compiles the modes concurrently - each exactly once") {
+  TempDir dir("llvm_lookup_modes");
+  const ir::Trace t = trace_two_vars();
+  std::ostringstream log;
+  KernelCache cache(with_dir(dir.path, log));
+  const std::vector<KernelMode> modes(std::begin(kAllModes), std::end(kAllModes));
+  const auto first = cache.lookup_modes(t, modes);
+  REQUIRE(first.size() == 3);
+  for (size_t k = 0; k < 3; ++k) {
+    CAPTURE(mode_name(modes[k]));
+    CHECK(first[k].source == KernelSource::Compiled);
+    CHECK(first[k].kernel->layout.mode == modes[k]);
+    check_against_reference(*first[k].kernel, t, modes[k]);
+  }
+  const auto again = cache.lookup_modes(t, modes);
+  for (size_t k = 0; k < 3; ++k) {
+    CHECK(again[k].source == KernelSource::Memory);
+    CHECK(again[k].kernel == first[k].kernel);
+  }
+  CHECK(cache.stats().compiles == 3);
+  CHECK(cache.stats().recompiles == 0);
+  CHECK(log.str().empty());
+}
