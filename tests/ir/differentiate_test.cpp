@@ -24,14 +24,7 @@ TEST_CASE("IR Jacobians match central finite differences on every op") {
   for (const TestFunction& t : test_functions()) {
     CAPTURE(t.name);
     const lsjit::ir::Trace traced = trace_function(t);
-    std::vector<std::vector<double>> points = t.points;
-    std::uniform_real_distribution<double> u(t.lo, t.hi);
-    for (int k = 0; k < 4; ++k) {
-      std::vector<double> pt(t.inputs);
-      for (double& v : pt) v = u(rng);
-      points.push_back(pt);
-    }
-    for (const auto& pt : points) {
+    for (const auto& pt : points_of(t, 4, rng)) {
       std::string at;
       for (double v : pt) at += std::to_string(v) + " ";
       CAPTURE(at);

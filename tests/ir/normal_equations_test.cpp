@@ -5,6 +5,8 @@
 // in verify() and the parser.
 #include <doctest/doctest.h>
 
+#include "../support/ir_errors.h"
+
 #include <array>
 #include <bit>
 #include <cmath>
@@ -50,14 +52,8 @@ std::vector<Case> cases() {
   std::mt19937_64 rng(2024);
   for (const lsjit::testing::TestFunction& t : lsjit::testing::test_functions()) {
     Case c{t.name, lsjit::testing::trace_function(t), {}};
-    std::vector<std::vector<double>> points = t.points;
-    std::uniform_real_distribution<double> u(t.lo, t.hi);
-    for (int k = 0; k < 2; ++k) {
-      std::vector<double> pt(t.inputs);
-      for (double& v : pt) v = u(rng);
-      points.push_back(pt);
-    }
-    for (const auto& pt : points) c.inputs.push_back({{pt}, {{0.7, -1.3}}, {}});
+    for (const auto& pt : lsjit::testing::points_of(t, 2, rng))
+      c.inputs.push_back({{pt}, {{0.7, -1.3}}, {}});
     out.push_back(std::move(c));
   }
   for (const lsjit::testing::MultiSlotFunction& f : lsjit::testing::multi_slot_functions()) {
@@ -171,23 +167,7 @@ std::string without_output(const std::string& text, const std::string& target,
   return text.substr(0, at) + text.substr(end);
 }
 
-std::string parse_error(const std::string& text) {
-  try {
-    parse(text, "t.ir");
-  } catch (const lsjit::Error& e) {
-    return e.what();
-  }
-  return "(parsed without error)";
-}
 
-std::string violation(const Trace& t) {
-  try {
-    verify(t);
-  } catch (const std::logic_error& e) {
-    return e.what();
-  }
-  return "(no violation)";
-}
 
 #define CHECK_CONTAINS(message_expr, words)                    \
   do {                                                         \
@@ -381,75 +361,75 @@ TEST_CASE("verify: the stage rules of normal_equations") {
   // Missing: the cost, a gradient entry, a Hessian entry (diagonal and off-diagonal block).
   Trace t = ne;
   t.graph.outputs.erase(t.graph.outputs.begin());
-  CHECK_CONTAINS(violation(t), "violates stage rules: the outputs: expected an output for the "
+  CHECK_CONTAINS(lsjit::testing::verify_violation(t), "violates stage rules: the outputs: expected an output for the "
                                "cost at stage normal_equations, found no output cost");
   t = ne;
   t.graph.outputs.erase(t.graph.outputs.begin() + index_of(OutputRole::Gradient, 1, 0, 1, 0));
-  CHECK_CONTAINS(violation(t), "expected an output for every g[var](row) at stage "
+  CHECK_CONTAINS(lsjit::testing::verify_violation(t), "expected an output for every g[var](row) at stage "
                                "normal_equations, found no output g[t](1)");
   t = ne;
   t.graph.outputs.erase(t.graph.outputs.begin() + index_of(OutputRole::Hessian, 0, 0, 2, 1));
-  CHECK_CONTAINS(violation(t), "found no output H[q,q](2,1)");
+  CHECK_CONTAINS(lsjit::testing::verify_violation(t), "found no output H[q,q](2,1)");
   t = ne;
   t.graph.outputs.erase(t.graph.outputs.begin() + index_of(OutputRole::Hessian, 1, 2, 1, 0));
-  CHECK_CONTAINS(violation(t), "found no output H[t,s](1,0)");
+  CHECK_CONTAINS(lsjit::testing::verify_violation(t), "found no output H[t,s](1,0)");
 
   // Extra: residual and Jacobian outputs; a Hessian below the diagonal of blocks; out of range.
   t = ne;
   t.graph.outputs.push_back({OutputRole::Residual, 0, 0, 0, some});
-  CHECK_CONTAINS(violation(t), "violates stage rules: " + extra + " (res[0]): expected only cost, "
+  CHECK_CONTAINS(lsjit::testing::verify_violation(t), "violates stage rules: " + extra + " (res[0]): expected only cost, "
                                "g and H outputs at stage normal_equations, found a residual output");
   t = ne;
   t.graph.outputs.push_back({OutputRole::Jacobian, 0, 1, 0, some});
-  CHECK_CONTAINS(violation(t), "found a Jacobian output");
+  CHECK_CONTAINS(lsjit::testing::verify_violation(t), "found a Jacobian output");
   t = ne;
   t.graph.outputs.push_back({OutputRole::Hessian, 0, 2, 0, some, 0});
-  CHECK_CONTAINS(violation(t), "violates hessian output: " + extra + " (H[s,q](0,0)): expected var "
+  CHECK_CONTAINS(lsjit::testing::verify_violation(t), "violates hessian output: " + extra + " (H[s,q](0,0)): expected var "
                                "<= var2 (H[v,w] only for v <= w in slot order), found var 2 var2 0");
   t = ne;
   t.graph.outputs.push_back({OutputRole::Hessian, 0, 1, 2, some, 1});
-  CHECK_CONTAINS(violation(t), "violates hessian output: " + extra + " (H[t,t](0,2)): expected a "
+  CHECK_CONTAINS(lsjit::testing::verify_violation(t), "violates hessian output: " + extra + " (H[t,t](0,2)): expected a "
                                "column below 2 (tangent dimension of t), found col 2");
   t = ne;
   t.graph.outputs.push_back({OutputRole::Hessian, 0, 0, 0, some, 3});
-  CHECK_CONTAINS(violation(t), "expected a variable slot below 3, found var2 3");
+  CHECK_CONTAINS(lsjit::testing::verify_violation(t), "expected a variable slot below 3, found var2 3");
   t = ne;
   t.graph.outputs.push_back({OutputRole::Gradient, 2, 1, 0, some});
-  CHECK_CONTAINS(violation(t), "violates gradient output: " + extra + " (g[t](2)): expected a row "
+  CHECK_CONTAINS(lsjit::testing::verify_violation(t), "violates gradient output: " + extra + " (g[t](2)): expected a row "
                                "below 2 (tangent dimension of t), found row 2");
   t = ne;
   t.graph.outputs.push_back({OutputRole::Gradient, 0, 1, 1, some});
-  CHECK_CONTAINS(violation(t), "expected col 0 and var2 0 on a gradient output, found col 1 var2 0");
+  CHECK_CONTAINS(lsjit::testing::verify_violation(t), "expected col 0 and var2 0 on a gradient output, found col 1 var2 0");
   t = ne;
   t.graph.outputs.front().row = 1;
-  CHECK_CONTAINS(violation(t), "violates cost output: output 0 (cost): expected row 0, var 0, "
+  CHECK_CONTAINS(lsjit::testing::verify_violation(t), "violates cost output: output 0 (cost): expected row 0, var 0, "
                                "col 0 and var2 0 on the cost output");
 
   // Duplicates.
   t = ne;
   t.graph.outputs.push_back(t.graph.outputs.front());
-  CHECK_CONTAINS(violation(t), "violates unique outputs: " + extra + " (cost): expected each output "
+  CHECK_CONTAINS(lsjit::testing::verify_violation(t), "violates unique outputs: " + extra + " (cost): expected each output "
                                "target once, found a second output for it (the first is output 0)");
   t = ne;
   t.graph.outputs.push_back(g.outputs[index_of(OutputRole::Hessian, 0, 2, 1, 0)]);
-  CHECK_CONTAINS(violation(t), "violates unique outputs: " + extra + " (H[q,s](1,0))");
+  CHECK_CONTAINS(lsjit::testing::verify_violation(t), "violates unique outputs: " + extra + " (H[q,s](1,0))");
 
   // Normal-equation outputs at the other stages, and var2 on the other roles.
   Trace jac = differentiate(multi_slot("rotate_scale_point"));
   t = jac;
   t.graph.outputs.push_back({OutputRole::Gradient, 0, 0, 0, jac.graph.outputs.front().node});
-  CHECK_CONTAINS(violation(t), "expected only residual and Jacobian outputs at stage jacobian, "
+  CHECK_CONTAINS(lsjit::testing::verify_violation(t), "expected only residual and Jacobian outputs at stage jacobian, "
                                "found a gradient output");
   t = jac;
   t.graph.outputs.back().var2 = 1;
-  CHECK_CONTAINS(violation(t), "violates jacobian output");
-  CHECK_CONTAINS(violation(t), "expected var2 0 on a Jacobian output, found var2 1");
+  CHECK_CONTAINS(lsjit::testing::verify_violation(t), "violates jacobian output");
+  CHECK_CONTAINS(lsjit::testing::verify_violation(t), "expected var2 0 on a Jacobian output, found var2 1");
   t = multi_slot("rotate_scale_point");
   t.graph.outputs.push_back({OutputRole::Cost, 0, 0, 0, t.graph.outputs.front().node});
-  CHECK_CONTAINS(violation(t), "expected residual outputs only at stage traced, found a cost output");
+  CHECK_CONTAINS(lsjit::testing::verify_violation(t), "expected residual outputs only at stage traced, found a cost output");
   t = multi_slot("rotate_scale_point");
   t.graph.outputs.front().var2 = 2;
-  CHECK_CONTAINS(violation(t), "expected var2 0 on a residual output, found var2 2");
+  CHECK_CONTAINS(lsjit::testing::verify_violation(t), "expected var2 0 on a residual output, found var2 2");
 }
 
 TEST_CASE("first_missing_output at stage normal_equations: cost, g by var and row, H by pair") {
@@ -493,55 +473,55 @@ TEST_CASE("parse: normal-equation outputs only at stage normal_equations, in ran
   const NodeId some = ne.graph.outputs.front().node;  // the cost's node
 
   // g and H (and cost) at the other stages.
-  CHECK_CONTAINS(parse_error(with_line(jac_text, "g[q](0) = %0")),
+  CHECK_CONTAINS(lsjit::testing::parse_error(with_line(jac_text, "g[q](0) = %0")),
                  "expected an output 'res[ROW]', 'J[VAR](ROW,COL)' or 'end' (stage jacobian has "
                  "no normal-equation outputs), found 'g'");
-  CHECK_CONTAINS(parse_error(with_line(traced_text, "H[q,t](0,0) = %0")),
+  CHECK_CONTAINS(lsjit::testing::parse_error(with_line(traced_text, "H[q,t](0,0) = %0")),
                  "expected a residual output 'res[ROW]' or 'end' (stage traced has no "
                  "normal-equation outputs), found 'H'");
-  CHECK_CONTAINS(parse_error(with_line(simplified_text, "cost = %0")),
+  CHECK_CONTAINS(lsjit::testing::parse_error(with_line(simplified_text, "cost = %0")),
                  "(stage simplified has no normal-equation outputs), found 'cost'");
   // res and J at stage normal_equations.
-  CHECK_CONTAINS(parse_error(with_line(ne_text, "res[0] = %0")),
+  CHECK_CONTAINS(lsjit::testing::parse_error(with_line(ne_text, "res[0] = %0")),
                  "expected an output 'cost', 'g[VAR](ROW)', 'H[VAR,VAR](ROW,COL)' or 'end' "
                  "(stage normal_equations has no residual outputs), found 'res'");
-  CHECK_CONTAINS(parse_error(with_line(ne_text, "J[q](0,0) = %0")),
+  CHECK_CONTAINS(lsjit::testing::parse_error(with_line(ne_text, "J[q](0,0) = %0")),
                  "(stage normal_equations has no Jacobian outputs), found 'J'");
 
   // Ranges: tangent rows and columns, slot order, declared names.
   std::string removed;
   const std::string no_g = without_output(ne_text, "g[t](1) = ", &removed);
-  CHECK_CONTAINS(parse_error(with_line(no_g, "g[t](2) = %0")),
+  CHECK_CONTAINS(lsjit::testing::parse_error(with_line(no_g, "g[t](2) = %0")),
                  "expected a tangent row below 2 (tangent dimension of t), found '2'");
   const std::string no_h = without_output(ne_text, "H[q,t](2,1) = ");
-  CHECK_CONTAINS(parse_error(with_line(no_h, "H[q,t](3,1) = %0")),
+  CHECK_CONTAINS(lsjit::testing::parse_error(with_line(no_h, "H[q,t](3,1) = %0")),
                  "expected a tangent row below 3 (tangent dimension of q), found '3'");
-  CHECK_CONTAINS(parse_error(with_line(no_h, "H[q,t](2,2) = %0")),
+  CHECK_CONTAINS(lsjit::testing::parse_error(with_line(no_h, "H[q,t](2,2) = %0")),
                  "expected a tangent column below 2 (tangent dimension of t), found '2'");
-  CHECK_CONTAINS(parse_error(with_line(no_h, "H[t,q](1,2) = %0")),
+  CHECK_CONTAINS(lsjit::testing::parse_error(with_line(no_h, "H[t,q](1,2) = %0")),
                  "expected a variable at or after t in slot order (H[v,w] is written for v <= w), "
                  "found 'q'");
-  CHECK_CONTAINS(parse_error(with_line(no_h, "H[q,r](2,1) = %0")),
+  CHECK_CONTAINS(lsjit::testing::parse_error(with_line(no_h, "H[q,r](2,1) = %0")),
                  "expected a declared variable (q, t, s), found 'r'");
-  CHECK_CONTAINS(parse_error(with_line(no_h, "H[q](2,1) = %0")),
+  CHECK_CONTAINS(lsjit::testing::parse_error(with_line(no_h, "H[q](2,1) = %0")),
                  "expected ',' and the second variable name, found ']'");
-  CHECK_CONTAINS(parse_error(with_line(no_g, "g[t](0,1) = %0")), "expected ')', found ','");
-  CHECK_CONTAINS(parse_error(with_line(ne_text, "cost[0] = %0")), "expected '=' and the node");
+  CHECK_CONTAINS(lsjit::testing::parse_error(with_line(no_g, "g[t](0,1) = %0")), "expected ')', found ','");
+  CHECK_CONTAINS(lsjit::testing::parse_error(with_line(ne_text, "cost[0] = %0")), "expected '=' and the node");
 
   // Missing and duplicate outputs.
-  CHECK_CONTAINS(parse_error(no_g), "expected a gradient output for every variable and tangent "
+  CHECK_CONTAINS(lsjit::testing::parse_error(no_g), "expected a gradient output for every variable and tangent "
                                     "row at stage normal_equations before 'end', found none for "
                                     "g[t](1)");
-  CHECK_CONTAINS(parse_error(no_h), "found none for H[q,t](2,1)");
-  CHECK_CONTAINS(parse_error(without_output(ne_text, "cost = ")),
+  CHECK_CONTAINS(lsjit::testing::parse_error(no_h), "found none for H[q,t](2,1)");
+  CHECK_CONTAINS(lsjit::testing::parse_error(without_output(ne_text, "cost = ")),
                  "expected a cost output at stage normal_equations before 'end', found none");
-  CHECK_CONTAINS(parse_error(with_line(no_g, removed + "\n" + removed)),
+  CHECK_CONTAINS(lsjit::testing::parse_error(with_line(no_g, removed + "\n" + removed)),
                  "expected each output once, found a second one for the same target");
-  CHECK_CONTAINS(parse_error(with_line(ne_text, "cost = %" + std::to_string(some))),
+  CHECK_CONTAINS(lsjit::testing::parse_error(with_line(ne_text, "cost = %" + std::to_string(some))),
                  "expected each output once, found a second one for the same target");
   // The written form reads back: moving an output keeps the trace valid.
   CHECK_NOTHROW(parse(with_line(no_g, removed)));
-  CHECK_CONTAINS(parse_error([&] {
+  CHECK_CONTAINS(lsjit::testing::parse_error([&] {
                    std::string s = ne_text;
                    s.replace(s.find("stage=normal_equations"), 22, "stage=jacobian");
                    return s;

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "../support/ir_errors.h"
 #include "lsjit/ir/error.h"
 #include "lsjit/ir/graph.h"
 #include "lsjit/ir/parser.h"
@@ -30,22 +31,14 @@ void check_round_trip(const Trace& t) {
   CHECK(print(back) == text);
 }
 
-// The message of the lsjit::Error that parsing `text` throws.
-std::string error_of(const std::string& text) {
-  try {
-    parse(text, "t.ir");
-  } catch (const lsjit::Error& e) {
-    return e.what();
-  }
-  return "(parsed without error)";
-}
+using lsjit::testing::parse_error;
 
-#define CHECK_ERROR(text, location, words)       \
-  do {                                          \
-    const std::string message = error_of(text); \
-    INFO(message);                              \
-    CHECK(message.find(location) == 0);         \
-    CHECK(message.find(words) != std::string::npos); \
+#define CHECK_ERROR(text, location, words)              \
+  do {                                                 \
+    const std::string message = parse_error(text);     \
+    INFO(message);                                     \
+    CHECK(message.find(location) == 0);                \
+    CHECK(message.find(words) != std::string::npos);   \
   } while (0)
 
 Signature two_var_signature() {

@@ -2,6 +2,8 @@
 // checking that the message names the invariant, where it is broken and what was expected.
 #include <doctest/doctest.h>
 
+#include "../support/ir_errors.h"
+
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
@@ -93,19 +95,10 @@ Trace jacobian() {
   return t;
 }
 
-// The message of the std::logic_error that verify throws.
-std::string violation(const Trace& t) {
-  try {
-    verify(t);
-  } catch (const std::logic_error& e) {
-    return e.what();
-  }
-  return "(no violation)";
-}
 
 #define CHECK_VIOLATION(trace, invariant, words)                            \
   do {                                                                      \
-    const std::string message = violation(trace);                          \
+    const std::string message = lsjit::testing::verify_violation(trace);   \
     INFO(message);                                                          \
     CHECK(message.find("violates " invariant ": ") != std::string::npos);  \
     CHECK(message.find(words) != std::string::npos);                        \
@@ -124,16 +117,16 @@ std::string signature_error(const Signature& s, ResidualDim dim = ResidualDim::R
 }  // namespace
 
 TEST_CASE("verify: valid traces pass") {
-  CHECK(violation(traced()) == "(no violation)");
-  CHECK(violation(jacobian()) == "(no violation)");
+  CHECK(lsjit::testing::verify_violation(traced()) == "(no violation)");
+  CHECK(lsjit::testing::verify_violation(jacobian()) == "(no violation)");
   Trace simplified = traced();
   simplified.stage = Stage::Simplified;
   simplified.graph.nodes[1] = input(InputKind::Var, 0, 1);
-  CHECK(violation(simplified) == "(no violation)");
+  CHECK(lsjit::testing::verify_violation(simplified) == "(no violation)");
   // Outputs in any order; a node may be several outputs.
   Trace shuffled = jacobian();
   std::swap(shuffled.graph.outputs.front(), shuffled.graph.outputs.back());
-  CHECK(violation(shuffled) == "(no violation)");
+  CHECK(lsjit::testing::verify_violation(shuffled) == "(no violation)");
 }
 
 TEST_CASE("verify: traced, simplified and differentiated costs pass") {
@@ -150,10 +143,10 @@ TEST_CASE("verify: traced, simplified and differentiated costs pass") {
     tracer.set_residual({sin(x0) * p, lsjit::select(x0 < x1, x1 * x1, pow(x0, 3)), p});
     t = tracer.finish();
   }
-  CHECK(violation(t) == "(no violation)");
-  CHECK(violation(simplify_residual(t)) == "(no violation)");
+  CHECK(lsjit::testing::verify_violation(t) == "(no violation)");
+  CHECK(lsjit::testing::verify_violation(simplify_residual(t)) == "(no violation)");
   for (Accumulation mode : {Accumulation::Forward, Accumulation::Reverse, Accumulation::Auto})
-    CHECK(violation(differentiate(t, mode)) == "(no violation)");
+    CHECK(lsjit::testing::verify_violation(differentiate(t, mode)) == "(no violation)");
 }
 
 TEST_CASE("verify: signature") {
@@ -178,7 +171,7 @@ TEST_CASE("verify: signature") {
   t.signature.data[0].type = "Vec 3";
   CHECK_VIOLATION(t, "signature", "found 'Vec 3'");
   // The message says which cost and which stage.
-  CHECK(violation(t).find("lsjit::ir::verify: cost 'c' at stage traced violates") == 0);
+  CHECK(lsjit::testing::verify_violation(t).find("lsjit::ir::verify: cost 'c' at stage traced violates") == 0);
 }
 
 TEST_CASE("verify_signature: the rules, as lsjit::Error naming the cost") {
@@ -319,7 +312,7 @@ TEST_CASE("verify: only powi has an integer attribute") {
   CHECK_VIOLATION(t, "int attribute", "node %2 (input)");
   t = traced();
   t.graph.nodes[8].int_attr = 0;  // powi's exponent may be anything, 0 included
-  CHECK(violation(t) == "(no violation)");
+  CHECK(lsjit::testing::verify_violation(t) == "(no violation)");
 }
 
 TEST_CASE("verify: unused fields are zero") {

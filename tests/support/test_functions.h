@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,19 @@ Vec flat(const Eigen::MatrixBase<Derived>& m) {
 }
 
 inline constexpr double kPi = 3.14159265358979323846;
+
+// A function's own points followed by `random` points drawn uniformly from [lo, hi].
+inline std::vector<std::vector<double>> points_of(const TestFunction& t, int random,
+                                                  std::mt19937_64& rng) {
+  std::vector<std::vector<double>> points = t.points;
+  std::uniform_real_distribution<double> u(t.lo, t.hi);
+  for (int k = 0; k < random; ++k) {
+    std::vector<double> pt(t.inputs);
+    for (double& v : pt) v = u(rng);
+    points.push_back(pt);
+  }
+  return points;
+}
 
 inline std::vector<TestFunction> test_functions() {
   std::vector<TestFunction> fs;
