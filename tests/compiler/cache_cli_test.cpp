@@ -157,6 +157,31 @@ TEST_CASE("lsjit cache verify reports bad entries - gc and clear remove entries"
   CHECK(disk.list().empty());
 }
 
+TEST_CASE("lsjit cache verify recompiles every entry and compares outputs bit for bit") {
+  Filled f("cli_verify_recompile");
+  Run r = run("cache verify" + f.d());
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(count_lines(r.out, "(recompiled: same output)") == 3);
+
+  // scaled(2)'s entry with scaled(3)'s IR: intact as a file (a fresh checksum, the right
+  // symbol, a loadable object), but its code is not what its IR compiles to.
+  const DiskCache disk(f.dir.path);
+  DiskEntry e = *disk.read(f.keys[0].hash).entry;
+  e.ir_text = disk.read(f.keys[1].hash).entry->ir_text;
+  write_bytes(disk.entry_path(f.keys[0].hash), encode_entry(e));
+  r = run("cache verify" + f.d());
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("BAD  " + f.keys[0].id().substr(0, 12) +
+                   "  scaled residual_jacobian: recompiled, its output differs from the stored "
+                   "code's") != std::string::npos);
+  CHECK(r.out.find("3 entries, 2 ok, 1 bad") != std::string::npos);
+  r = run("cache verify --json" + f.d());
+  CHECK(r.out.find("\"recompiled\": true") != std::string::npos);
+  CHECK(r.out.find("\"bad\": 1") != std::string::npos);
+}
+
 TEST_CASE("lsjit cache gc --max-size and clear") {
   Filled f("cli_gc");
   const DiskCache disk(f.dir.path);

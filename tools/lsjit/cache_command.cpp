@@ -14,9 +14,8 @@
 #include "commands.h"
 #include "lsjit/compiler/cache_key.h"
 #include "lsjit/compiler/disk_cache.h"
-#include "lsjit/compiler/jit.h"
+#include "lsjit/compiler/recompile_check.h"
 #include "lsjit/ir/error.h"
-#include "lsjit/ir/parser.h"
 
 namespace lsjit::cli {
 namespace {
@@ -36,12 +35,11 @@ commands:
   stats                number of entries, total size, bad entries
   verify [--remove-bad]
                        check every entry: header, format version, checksum, that its id is
-                       the hash of its key parts, that its IR text parses, and that its
-                       object code loads and defines its kernel symbol. Bad entries are
-                       reported (exit status 1) and, with --remove-bad, deleted. verify
-                       cannot recompile: an entry holds the IR of the compiled mode graph,
-                       not the traced graph the key is made from; a program that needs a
-                       bad entry recompiles and replaces it on its own.
+                       the hash of its key parts and its symbol the key's; then recompile
+                       the IR it stores and run the stored and the new code on the same
+                       random inputs: every output must be bit-identical. Entries built for
+                       another CPU, LLVM or IR version are checked but not recompiled. Bad
+                       entries are reported (exit status 1) and, with --remove-bad, deleted.
   gc --max-size SIZE   delete least recently used entries until the total size is at most
                        SIZE (bytes, or with a K, M or G suffix: 500M, 2G), and temporary
                        files of writers that died
@@ -304,11 +302,12 @@ int stats_command(const DiskCache& disk, bool json, std::ostream& out) {
 int verify_command(const DiskCache& disk, bool json, bool remove_bad, std::ostream& out) {
   struct Verdict {
     std::string id, cost, mode, problem;
+    std::string skipped;  // why the recompile was skipped, if it was
     bool removed = false;
   };
   std::vector<Verdict> verdicts;
   for (const Loaded& l : load_all(disk)) {
-    Verdict v{l.file.id, l.cost(), l.mode(), "", false};
+    Verdict v{l.file.id, l.cost(), l.mode(), "", "", false};
     if (!l.ok()) {
       v.problem = bad_reason(l.result);
     } else {
@@ -319,9 +318,11 @@ int verify_command(const DiskCache& disk, bool json, bool remove_bad, std::ostre
                       compiler::hash_key_parts(e.key.parts).hex() + ")");
         if (e.symbol != compiler::kernel_symbol(e.key))
           throw Error("its symbol " + e.symbol + " is not " + compiler::kernel_symbol(e.key));
-        ir::parse(e.ir_text, l.file.id + " IR");
-        const auto loaded = compiler::load_kernel(e.object_code, e.symbol);
-        if (!loaded || !loaded->function()) throw Error("its object code gives no function");
+        const compiler::RecompileCheck check = compiler::recompile_check(e);
+        if (check.outcome == compiler::RecompileCheck::Outcome::Different)
+          v.problem = "recompiled, its output differs from the stored code's: " + check.detail;
+        else if (check.outcome == compiler::RecompileCheck::Outcome::Skipped)
+          v.skipped = check.detail;
       } catch (const std::exception& ex) {
         v.problem = ex.what();
       }
@@ -334,14 +335,18 @@ int verify_command(const DiskCache& disk, bool json, bool remove_bad, std::ostre
   }
   const size_t bad = std::count_if(verdicts.begin(), verdicts.end(),
                                    [](const Verdict& v) { return !v.problem.empty(); });
+  const size_t skipped = std::count_if(verdicts.begin(), verdicts.end(),
+                                       [](const Verdict& v) { return !v.skipped.empty(); });
   if (json) {
     out << "{\"directory\": " << json_string(disk.directory().string()) << ", \"entries\": " << verdicts.size()
-        << ", \"bad\": " << bad << ", \"results\": [";
+        << ", \"bad\": " << bad << ", \"not_recompiled\": " << skipped << ", \"results\": [";
     for (size_t i = 0; i < verdicts.size(); ++i) {
       const Verdict& v = verdicts[i];
       out << (i ? ",\n  " : "\n  ") << "{\"id\": " << json_string(v.id)
-          << ", \"ok\": " << (v.problem.empty() ? "true" : "false");
+          << ", \"ok\": " << (v.problem.empty() ? "true" : "false")
+          << ", \"recompiled\": " << (v.problem.empty() && v.skipped.empty() ? "true" : "false");
       if (!v.cost.empty()) out << ", \"cost\": " << json_string(v.cost) << ", \"mode\": " << json_string(v.mode);
+      if (!v.skipped.empty()) out << ", \"not_recompiled_because\": " << json_string(v.skipped);
       if (!v.problem.empty())
         out << ", \"problem\": " << json_string(v.problem) << ", \"removed\": " << (v.removed ? "true" : "false");
       out << "}";
@@ -350,13 +355,18 @@ int verify_command(const DiskCache& disk, bool json, bool remove_bad, std::ostre
     return bad ? 1 : 0;
   }
   for (const Verdict& v : verdicts) {
-    if (v.problem.empty())
-      out << "ok   " << v.id.substr(0, 12) << "  " << v.cost << " " << v.mode << "\n";
-    else
+    if (!v.problem.empty())
       out << "BAD  " << v.id.substr(0, 12) << "  " << (v.cost.empty() ? "" : v.cost + " " + v.mode + ": ")
           << v.problem << (v.removed ? " (removed)" : "") << "\n";
+    else if (!v.skipped.empty())
+      out << "ok   " << v.id.substr(0, 12) << "  " << v.cost << " " << v.mode
+          << " (intact; not recompiled: " << v.skipped << ")\n";
+    else
+      out << "ok   " << v.id.substr(0, 12) << "  " << v.cost << " " << v.mode
+          << " (recompiled: same output)\n";
   }
   out << verdicts.size() << " entries, " << verdicts.size() - bad << " ok, " << bad << " bad";
+  if (skipped) out << ", " << skipped << " not recompiled (built for another target or version)";
   if (bad && !remove_bad) out << " (lsjit cache verify --remove-bad deletes them)";
   out << "\n";
   return bad ? 1 : 0;
