@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -32,7 +33,7 @@ std::string temporary_name(const std::filesystem::path& path) {
     std::random_device rd;
     return (uint64_t{rd()} << 32) ^ rd();
   }();
-  static uint64_t counter = 0;
+  static std::atomic<uint64_t> counter = 0;  // threads may write files concurrently
   return "." + path.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
          std::to_string(salt ^ ++counter);
 }
@@ -48,6 +49,10 @@ void fail(std::string_view source, size_t line, std::string_view what) {
 }
 
 std::string read_file(const std::filesystem::path& path) {
+  // An ifstream opens a directory and reads it as empty, which would look like an empty file.
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored))
+    throw Error(path.string() + ": cannot read: " + std::strerror(EISDIR));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path.string() + ": cannot read: " + std::strerror(errno));
   std::ostringstream text;

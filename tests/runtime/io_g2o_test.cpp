@@ -222,7 +222,7 @@ TEST_CASE("io: g2o files are written atomically and read back") {
   CHECK(!fs::exists(missing));
 }
 
-TEST_CASE("io: g2o read of a missing file names it") {
+TEST_CASE("io: g2o read of a missing file or a directory names it") {
   const fs::path missing = scratch_dir("missing") / "absent.g2o";
   std::string message;
   try {
@@ -231,6 +231,13 @@ TEST_CASE("io: g2o read of a missing file names it") {
     message = e.what();
   }
   CHECK(message == missing.string() + ": cannot read: No such file or directory");
+  message.clear();
+  try {
+    lsjit::io::read_g2o(missing.parent_path());
+  } catch (const lsjit::Error& e) {
+    message = e.what();
+  }
+  CHECK(message == missing.parent_path().string() + ": cannot read: Is a directory");
 }
 
 TEST_CASE("io: g2o writer refuses graphs the reader would not return") {
