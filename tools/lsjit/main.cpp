@@ -1,4 +1,5 @@
-// lsjit: solve least-squares problems, dump traces, inspect the kernel cache.
+// lsjit: solve least-squares problems, dump traces, inspect the kernel cache, generate
+// synthetic problems.
 #include <iostream>
 #include <string>
 
@@ -23,6 +24,12 @@ commands:
   trace --op-counts   op counts of every built-in cost: residual alone, and residual +
                       Jacobian with forward and with reverse accumulation
   cache list|show|diff|stats|verify|gc|clear   inspect the kernel cache (lsjit cache help)
+  generate pose-graph --dim 2|3 --poses N --loop-closures M [--noise SIGMA] [--seed S]
+                      --out FILE
+  generate bal --cameras C --points P --observations-per-point K [--noise SIGMA]
+               [--seed S] --out FILE
+                      write a synthetic problem with a known ground truth, as g2o or BAL
+                      (lsjit generate help)
   help                show this message
 )";
 
@@ -38,6 +45,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "trace") return lsjit::cli::trace_command(args, std::cout, std::cerr);
     if (command == "cache") return lsjit::cli::cache_command(args, std::cout, std::cerr);
+    if (command == "generate") return lsjit::cli::generate_command(args, std::cout, std::cerr);
     if (command == "help" || command == "--help" || command == "-h") {
       std::cout << kUsage;
       return 0;

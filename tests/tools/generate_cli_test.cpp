@@ -1,0 +1,137 @@
+// lsjit generate, run as a separate process: it writes the files the library generates and
+// the readers accept, and reports bad usage with exit code 2.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "../support/run_cli.h"
+#include "lsjit/runtime/io/bal.h"
+#include "lsjit/runtime/io/g2o.h"
+#include "lsjit/runtime/io/synthetic.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Run = lsjit::testing::CliRun;
+Run run(const std::string& args) { return lsjit::testing::run_cli(args); }
+
+fs::path scratch_dir(const std::string& name) {
+  const fs::path dir = fs::path(LSJIT_TEST_TMP_DIR) / ("generate_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("io: lsjit generate pose-graph writes the library's graph as g2o") {
+  const fs::path dir = scratch_dir("pose_graph");
+  for (int dim : {2, 3}) {
+    CAPTURE(dim);
+    const fs::path file = dir / ("graph" + std::to_string(dim) + ".g2o");
+    const Run r =
+        run("generate pose-graph --dim " + std::to_string(dim) +
+            " --poses 120 --loop-closures 15 --noise 0.03 --seed 9 --out " + file.string());
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == "wrote " + file.string() + ": SE" + std::to_string(dim) +
+                       " pose graph, 120 poses, 134 edges (119 odometry, 15 loop closures), noise "
+                       "0.03, seed 9\n");
+    const lsjit::io::PoseGraph g = lsjit::io::read_g2o(file);
+    CHECK(g.dimension == dim);
+    CHECK(g.num_vertices() == 120);
+    CHECK(g.num_edges() == 134);
+    lsjit::io::PoseGraphSpec spec;
+    spec.dimension = dim;
+    spec.poses = 120;
+    spec.loop_closures = 15;
+    spec.translation_sigma = spec.rotation_sigma = 0.03;
+    spec.seed = 9;
+    CHECK(lsjit::io::format_g2o(g) ==
+          lsjit::io::format_g2o(lsjit::io::generate_pose_graph(spec).graph));
+  }
+}
+
+TEST_CASE("io: lsjit generate bal writes the library's initial problem as BAL") {
+  const fs::path file = scratch_dir("bal") / "problem.bal";
+  const Run r =
+      run("generate bal --cameras 6 --points 40 --observations-per-point 3 --out " + file.string());
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == "wrote " + file.string() +
+                     ": BAL problem, 6 cameras, 40 points, 120 observations, pixel noise 1, seed "
+                     "1\n");
+  const lsjit::io::BalProblem p = lsjit::io::read_bal(file);
+  CHECK(p.cameras.size() == 6);
+  CHECK(p.points.size() == 40);
+  CHECK(p.observations.size() == 120);
+  lsjit::io::BalSpec spec;
+  spec.cameras = 6;
+  spec.points = 40;
+  spec.observations_per_point = 3;
+  CHECK(lsjit::io::format_bal(p) == lsjit::io::format_bal(lsjit::io::generate_bal(spec).initial));
+}
+
+TEST_CASE("io: lsjit generate reports bad usage with exit code 2 and what was expected") {
+  const std::string out = " --out " + (scratch_dir("usage") / "x").string();
+  const std::string graph = "generate pose-graph --dim 2 --poses 10 --loop-closures 2";
+  const std::string bal = "generate bal --cameras 3 --points 5 --observations-per-point 2";
+  const struct {
+    std::string args, message;
+  } cases[] = {
+      {"generate", "lsjit generate: name what to generate: pose-graph or bal"},
+      {"generate mesh" + out,
+       "lsjit generate: unknown problem kind 'mesh': expected pose-graph or bal"},
+      {graph, "lsjit generate: --out FILE is required: the file to write"},
+      {"generate pose-graph --poses 10 --loop-closures 2" + out,
+       "lsjit generate: --dim is required: 2 or 3"},
+      {"generate pose-graph --dim 4 --poses 10 --loop-closures 2" + out,
+       "lsjit generate: --dim is '4': expected 2 or 3"},
+      {"generate pose-graph --dim 2 --poses ten --loop-closures 2" + out,
+       "lsjit generate: --poses is 'ten': expected a positive number of poses"},
+      {"generate pose-graph --dim 2 --poses 0 --loop-closures 2" + out,
+       "lsjit generate: --poses is '0': expected a positive number of poses"},
+      {"generate pose-graph --dim 2 --poses 10" + out,
+       "lsjit generate: --loop-closures is required: a non-negative number"},
+      {"generate pose-graph --dim 2 --poses 10 --loop-closures 37" + out,
+       "lsjit generate pose-graph: 37 loop closures requested: expected 0 to 36 for 10 poses"},
+      {graph + " --noise -1" + out,
+       "lsjit generate: --noise is '-1': expected a non-negative standard deviation"},
+      {graph + " --noise nan" + out,
+       "lsjit generate: --noise is 'nan': expected a non-negative standard deviation"},
+      {graph + " --seed -3" + out,
+       "lsjit generate: --seed is '-3': expected a non-negative integer"},
+      {graph + " --frobnicate 1" + out, "lsjit generate pose-graph: unknown option '--frobnicate'"},
+      {graph + " --cameras 3" + out, "lsjit generate pose-graph: unknown option '--cameras'"},
+      {graph + out + " --seed", "lsjit generate pose-graph: --seed needs a value"},
+      {"generate bal --points 5 --observations-per-point 2" + out,
+       "lsjit generate: --cameras is required: a positive number of cameras"},
+      {"generate bal --cameras 3 --points 5 --observations-per-point 4" + out,
+       "lsjit generate bal: 4 observations per point: expected 1 to 3"},
+      {"generate bal --cameras 3 --points -5 --observations-per-point 2" + out,
+       "lsjit generate: --points is '-5': expected a non-negative number of points"},
+      {bal + " --dim 2" + out, "lsjit generate bal: unknown option '--dim'"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const Run r = run(c.args);
+    CHECK(r.exit_code == 2);
+    CHECK_MESSAGE(r.out.find(c.message) != std::string::npos, r.out);
+  }
+  // The same flags with the missing piece supplied succeed: the failures above are caused by
+  // what each case changed.
+  CHECK(run(graph + out).exit_code == 0);
+  CHECK(run(bal + out).exit_code == 0);
+  const Run help = run("generate help");
+  CHECK(help.exit_code == 0);
+  CHECK(help.out.find("lsjit generate pose-graph --dim 2|3") != std::string::npos);
+  CHECK(run("help").out.find("generate pose-graph --dim 2|3") != std::string::npos);
+}
+
+TEST_CASE("io: lsjit generate fails with exit code 1 when it cannot write the file") {
+  const fs::path file = scratch_dir("unwritable") / "no_such_dir" / "graph.g2o";
+  const Run r =
+      run("generate pose-graph --dim 2 --poses 5 --loop-closures 0 --out " + file.string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.out == "lsjit: " + file.string() + ": cannot write: No such file or directory\n");
+  CHECK(!fs::exists(file));
+}
