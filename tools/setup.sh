@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 job=${1:-main}
-packages=(cmake ninja-build g++ ccache llvm-19-dev libeigen3-dev doctest-dev)
+packages=(cmake ninja-build g++ ccache llvm-19-dev libeigen3-dev doctest-dev libsuitesparse-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,176 @@
+#include "lsjit/runtime/linear/block_sparse.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace lsjit::linear {
+
+BlockPattern::BlockPattern(std::vector<int> block_sizes, std::vector<std::pair<int, int>> pairs)
+    : block_sizes_(std::move(block_sizes)) {
+  const int n = num_blocks();
+  scalar_offsets_.assign(n + 1, 0);
+  for (int i = 0; i < n; ++i) {
+    if (block_sizes_[i] < 1)
+      throw std::invalid_argument("BlockPattern: block " + std::to_string(i) + " has size " +
+                                  std::to_string(block_sizes_[i]));
+    scalar_offsets_[i + 1] = scalar_offsets_[i] + block_sizes_[i];
+  }
+  for (auto& [i, j] : pairs) {
+    if (i < 0 || j < 0 || i >= n || j >= n)
+      throw std::invalid_argument("BlockPattern: block pair (" + std::to_string(i) + ", " +
+                                  std::to_string(j) + ") outside " + std::to_string(n) +
+                                  " blocks");
+    if (i > j) std::swap(i, j);
+  }
+  // Diagonal blocks are implied; adding them here puts each first in its (sorted) row.
+  for (int i = 0; i < n; ++i) pairs.emplace_back(i, i);
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+
+  row_begins_.assign(n + 1, 0);
+  cols_.reserve(pairs.size());
+  offsets_.reserve(pairs.size() + 1);
+  int64_t offset = 0;
+  for (const auto& [i, j] : pairs) {
+    ++row_begins_[i + 1];
+    cols_.push_back(j);
+    offsets_.push_back(offset);
+    offset += int64_t{block_sizes_[i]} * block_sizes_[j];
+  }
+  offsets_.push_back(offset);
+  for (int i = 0; i < n; ++i) row_begins_[i + 1] += row_begins_[i];
+}
+
+int64_t BlockPattern::find(int i, int j) const {
+  if (i < 0 || j >= num_blocks() || i > j) return -1;
+  const auto first = cols_.begin() + row_begins_[i], last = cols_.begin() + row_begins_[i + 1];
+  const auto it = std::lower_bound(first, last, j);
+  if (it == last || *it != j) return -1;
+  return offsets_[it - cols_.begin()];
+}
+
+bool BlockPattern::operator==(const BlockPattern& other) const {
+  return block_sizes_ == other.block_sizes_ && row_begins_ == other.row_begins_ &&
+         cols_ == other.cols_;
+}
+
+BlockPattern::LowerCsc BlockPattern::lower_csc() const {
+  // Scalar row r of the stored upper triangle, read left to right, is column r of the lower
+  // triangle top to bottom: the diagonal block from r's diagonal entry on, then the blocks
+  // to its right, whose columns (rows of the lower triangle) are all larger.
+  LowerCsc csc;
+  csc.column_begin.reserve(dim() + 1);
+  csc.column_begin.push_back(0);
+  for (int i = 0; i < num_blocks(); ++i) {
+    const int ri = block_sizes_[i];
+    for (int a = 0; a < ri; ++a) {
+      for (int64_t k = row_begin(i); k < row_end(i); ++k) {
+        const int j = cols_[k], cj = block_sizes_[j];
+        for (int b = (j == i ? a : 0); b < cj; ++b) {
+          csc.row.push_back(scalar_offsets_[j] + b);
+          csc.value_index.push_back(offsets_[k] + int64_t{a} * cj + b);
+        }
+      }
+      csc.column_begin.push_back(static_cast<int64_t>(csc.row.size()));
+    }
+  }
+  return csc;
+}
+
+BlockSparseSymmetric::BlockSparseSymmetric(std::vector<int> block_sizes,
+                                           std::vector<std::pair<int, int>> pairs)
+    : BlockSparseSymmetric(
+          std::make_shared<const BlockPattern>(std::move(block_sizes), std::move(pairs))) {}
+
+BlockSparseSymmetric::BlockSparseSymmetric(std::shared_ptr<const BlockPattern> pattern)
+    : pattern_(std::move(pattern)) {
+  if (!pattern_) throw std::invalid_argument("BlockSparseSymmetric: null pattern");
+  values_.assign(pattern_->num_values(), 0.0);
+}
+
+void BlockSparseSymmetric::set_zero() { std::fill(values_.begin(), values_.end(), 0.0); }
+
+void BlockSparseSymmetric::add_to_block(int i, int j, const double* B) {
+  const bool transposed = i > j;
+  const int64_t offset = transposed ? find(j, i) : find(i, j);
+  if (offset < 0)
+    throw std::out_of_range("BlockSparseSymmetric::add_to_block: block (" + std::to_string(i) +
+                            ", " + std::to_string(j) + ") is not in the pattern");
+  const int ri = block_size(i), cj = block_size(j);
+  double* stored = values_.data() + offset;
+  for (int a = 0; a < ri; ++a)
+    for (int b = 0; b < cj; ++b) {
+      // Stored block is (min, max): row-major cj x ri when transposed.
+      if (transposed)
+        stored[int64_t{b} * ri + a] += B[int64_t{a} * cj + b];
+      else
+        stored[int64_t{a} * cj + b] += B[int64_t{a} * cj + b];
+    }
+}
+
+void BlockSparseSymmetric::multiply(const double* x, double* y) const {
+  const BlockPattern& p = *pattern_;
+  std::fill(y, y + p.dim(), 0.0);
+  for (int i = 0; i < p.num_blocks(); ++i) {
+    const int ri = p.block_size(i);
+    const double* xi = x + p.scalar_offset(i);
+    double* yi = y + p.scalar_offset(i);
+    int64_t k = p.row_begin(i);
+    // Diagonal block: its upper triangle only, each off-diagonal entry used twice.
+    const double* D = values_.data() + p.offset(k);
+    for (int a = 0; a < ri; ++a) {
+      double sum = D[int64_t{a} * ri + a] * xi[a];
+      for (int b = a + 1; b < ri; ++b) {
+        const double v = D[int64_t{a} * ri + b];
+        sum += v * xi[b];
+        yi[b] += v * xi[a];
+      }
+      yi[a] += sum;
+    }
+    for (++k; k < p.row_end(i); ++k) {
+      const int j = p.col(k), cj = p.block_size(j);
+      const double* B = values_.data() + p.offset(k);
+      const double* xj = x + p.scalar_offset(j);
+      double* yj = y + p.scalar_offset(j);
+      for (int a = 0; a < ri; ++a) {
+        const double* Ba = B + int64_t{a} * cj;
+        double sum = 0;
+        for (int b = 0; b < cj; ++b) {
+          sum += Ba[b] * xj[b];
+          yj[b] += Ba[b] * xi[a];
+        }
+        yi[a] += sum;
+      }
+    }
+  }
+}
+
+void BlockSparseSymmetric::diagonal(double* d) const {
+  const BlockPattern& p = *pattern_;
+  for (int i = 0; i < p.num_blocks(); ++i) {
+    const int ri = p.block_size(i);
+    const double* D = values_.data() + p.offset(p.row_begin(i));
+    for (int a = 0; a < ri; ++a) d[p.scalar_offset(i) + a] = D[int64_t{a} * ri + a];
+  }
+}
+
+Eigen::MatrixXd BlockSparseSymmetric::to_dense() const {
+  const BlockPattern& p = *pattern_;
+  Eigen::MatrixXd dense = Eigen::MatrixXd::Zero(p.dim(), p.dim());
+  for (int i = 0; i < p.num_blocks(); ++i) {
+    const int ri = p.block_size(i);
+    for (int64_t k = p.row_begin(i); k < p.row_end(i); ++k) {
+      const int j = p.col(k), cj = p.block_size(j);
+      const double* B = values_.data() + p.offset(k);
+      for (int a = 0; a < ri; ++a)
+        for (int b = (j == i ? a : 0); b < cj; ++b) {
+          const int64_t r = p.scalar_offset(i) + a, c = p.scalar_offset(j) + b;
+          dense(r, c) = dense(c, r) = B[int64_t{a} * cj + b];
+        }
+    }
+  }
+  return dense;
+}
+
+}  // namespace lsjit::linear

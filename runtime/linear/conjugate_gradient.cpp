@@ -1,0 +1,155 @@
+#include "lsjit/runtime/linear/conjugate_gradient.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace lsjit::linear {
+
+namespace {
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double sum = 0;
+  for (size_t r = 0; r < a.size(); ++r) sum += a[r] * b[r];
+  return sum;
+}
+
+std::string format(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+}  // namespace
+
+ConjugateGradient::ConjugateGradient(std::shared_ptr<const BlockPattern> pattern)
+    : LinearSolver(std::move(pattern)) {
+  const BlockPattern& p = *pattern_;
+  factor_offsets_.resize(p.num_blocks());
+  int64_t total = 0;
+  for (int i = 0; i < p.num_blocks(); ++i) {
+    factor_offsets_[i] = total;
+    total += int64_t{p.block_size(i)} * p.block_size(i);
+  }
+  factors_.resize(total);
+  for (auto* v : {&r_, &z_, &p_, &q_}) v->resize(p.dim());
+  analyses_ = 1;
+}
+
+int ConjugateGradient::factor_preconditioner(const BlockSparseSymmetric& A, const double* shift) {
+  const BlockPattern& p = *pattern_;
+  for (int i = 0; i < p.num_blocks(); ++i) {
+    const int n = p.block_size(i);
+    const double* M = A.values().data() + p.offset(p.row_begin(i));  // upper triangle read
+    const double* s = shift != nullptr ? shift + p.scalar_offset(i) : nullptr;
+    double* U = factors_.data() + factor_offsets_[i];
+    // Row-oriented Cholesky M = UᵀU: row k of U from M's row k and the rows above.
+    for (int k = 0; k < n; ++k) {
+      double d = M[k * n + k] + (s != nullptr ? s[k] : 0.0);
+      for (int m = 0; m < k; ++m) d -= U[m * n + k] * U[m * n + k];
+      if (!(d > 0)) return i;
+      const double ukk = std::sqrt(d);
+      U[k * n + k] = ukk;
+      for (int c = k + 1; c < n; ++c) {
+        double v = M[k * n + c];
+        for (int m = 0; m < k; ++m) v -= U[m * n + k] * U[m * n + c];
+        U[k * n + c] = v / ukk;
+      }
+    }
+  }
+  return -1;
+}
+
+void ConjugateGradient::apply_preconditioner(const double* r, double* z) const {
+  const BlockPattern& p = *pattern_;
+  for (int i = 0; i < p.num_blocks(); ++i) {
+    const int n = p.block_size(i);
+    const double* U = factors_.data() + factor_offsets_[i];
+    const double* ri = r + p.scalar_offset(i);
+    double* zi = z + p.scalar_offset(i);
+    for (int k = 0; k < n; ++k) {  // Uᵀy = r
+      double v = ri[k];
+      for (int m = 0; m < k; ++m) v -= U[m * n + k] * zi[m];
+      zi[k] = v / U[k * n + k];
+    }
+    for (int k = n - 1; k >= 0; --k) {  // U z = y
+      double v = zi[k];
+      for (int c = k + 1; c < n; ++c) v -= U[k * n + c] * zi[c];
+      zi[k] = v / U[k * n + k];
+    }
+  }
+}
+
+LinearSolveSummary ConjugateGradient::solve_checked(const BlockSparseSymmetric& A,
+                                                    const double* shift, const double* b,
+                                                    double* x,
+                                                    const LinearSolverOptions& options) {
+  LinearSolveSummary summary;
+  if (options.max_cg_iterations < 1 || !std::isfinite(options.cg_relative_tolerance) ||
+      options.cg_relative_tolerance < 0) {
+    summary.message = "cg needs max_cg_iterations >= 1 (got " +
+                      std::to_string(options.max_cg_iterations) +
+                      ") and a finite cg_relative_tolerance >= 0 (got " +
+                      format(options.cg_relative_tolerance) + ")";
+    return summary;
+  }
+  ++factorizations_;
+  if (const int block = factor_preconditioner(A, shift); block >= 0) {
+    summary.message = "the matrix is not positive definite (cg: diagonal block " +
+                      std::to_string(block) + " of A + diag(shift) is not)";
+    return summary;
+  }
+
+  const size_t n = r_.size();
+  std::copy(b, b + n, r_.begin());
+  std::fill(x, x + n, 0.0);
+  const double b_norm = std::sqrt(dot(r_, r_));
+  if (b_norm == 0) {
+    summary.ok = summary.converged = true;
+    return summary;
+  }
+  apply_preconditioner(r_.data(), z_.data());
+  p_ = z_;
+  double rz = dot(r_, z_);
+  for (int it = 1; it <= options.max_cg_iterations; ++it) {
+    A.multiply(p_.data(), q_.data());
+    if (shift != nullptr)
+      for (size_t r = 0; r < n; ++r) q_[r] += shift[r] * p_[r];
+    const double pq = dot(p_, q_);
+    if (!(pq > 0)) {
+      summary.message = std::isfinite(pq)
+                            ? "the matrix is not positive definite (cg breakdown: pᵀ(A + "
+                              "diag(shift))p = " + format(pq) + " at iteration " +
+                                  std::to_string(it) + ")"
+                            : "cg produced a non-finite value at iteration " + std::to_string(it);
+      return summary;
+    }
+    const double alpha = rz / pq;
+    for (size_t r = 0; r < n; ++r) {
+      x[r] += alpha * p_[r];
+      r_[r] -= alpha * q_[r];
+    }
+    summary.iterations = it;
+    summary.relative_residual = std::sqrt(dot(r_, r_)) / b_norm;
+    if (!std::isfinite(summary.relative_residual)) {
+      summary.message = "cg produced a non-finite value at iteration " + std::to_string(it);
+      return summary;
+    }
+    if (summary.relative_residual <= options.cg_relative_tolerance) {
+      summary.ok = summary.converged = true;
+      return summary;
+    }
+    apply_preconditioner(r_.data(), z_.data());
+    const double rz_next = dot(r_, z_);
+    const double beta = rz_next / rz;
+    rz = rz_next;
+    for (size_t r = 0; r < n; ++r) p_[r] = z_[r] + beta * p_[r];
+  }
+  summary.ok = true;
+  summary.message = "cg stopped at max_cg_iterations = " +
+                    std::to_string(options.max_cg_iterations) + " with relative residual " +
+                    format(summary.relative_residual);
+  return summary;
+}
+
+}  // namespace lsjit::linear

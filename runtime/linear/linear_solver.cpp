@@ -1,0 +1,132 @@
+#include "lsjit/runtime/linear/linear_solver.h"
+
+#include <chrono>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "lsjit/runtime/linear/cholmod_cholesky.h"
+#include "lsjit/runtime/linear/conjugate_gradient.h"
+#include "lsjit/runtime/linear/dense_cholesky.h"
+#include "lsjit/runtime/linear/eigen_sparse_cholesky.h"
+
+namespace lsjit::linear {
+
+namespace {
+
+// Where the first non-finite value of A is, as "block (i, j)", or "" if there is none.
+// Like every reader of A, it skips the strictly lower triangle of diagonal blocks.
+std::string first_non_finite_block(const BlockSparseSymmetric& A) {
+  const BlockPattern& p = A.pattern();
+  const double* values = A.values().data();
+  for (int i = 0; i < p.num_blocks(); ++i) {
+    const int ri = p.block_size(i);
+    for (int64_t k = p.row_begin(i); k < p.row_end(i); ++k) {
+      const int j = p.col(k), cj = p.block_size(j);
+      const double* B = values + p.offset(k);
+      bool finite = true;
+      if (j == i) {
+        for (int a = 0; a < ri; ++a) finite &= all_finite(B + a * cj + a, cj - a);
+      } else {
+        finite = all_finite(B, int64_t{ri} * cj);
+      }
+      if (!finite) return "block (" + std::to_string(i) + ", " + std::to_string(j) + ")";
+    }
+  }
+  return "";
+}
+
+std::string first_non_finite_entry(const char* name, const double* v, int64_t n) {
+  for (int64_t r = 0; r < n; ++r)
+    if (!std::isfinite(v[r])) {
+      std::ostringstream out;
+      out << name << "[" << r << "] = " << v[r];
+      return out.str();
+    }
+  return "";
+}
+
+}  // namespace
+
+bool all_finite(const double* values, int64_t n) {
+  for (int64_t r = 0; r < n; ++r)
+    if (!std::isfinite(values[r])) return false;
+  return true;
+}
+
+LinearSolver::LinearSolver(std::shared_ptr<const BlockPattern> pattern)
+    : pattern_(std::move(pattern)) {}
+
+LinearSolveSummary LinearSolver::solve(const BlockSparseSymmetric& A, const double* shift,
+                                       const double* b, double* x,
+                                       const LinearSolverOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  LinearSolveSummary summary;
+  const int64_t n = pattern_->dim();
+  if (&A.pattern() != pattern_.get() && !(A.pattern() == *pattern_)) {
+    summary.message = "the matrix does not have the block pattern the " + std::string(name()) +
+                      " solver was made for";
+  } else if (b == nullptr || x == nullptr) {
+    summary.message = "b and x must not be null";
+  } else if (std::string block = first_non_finite_block(A); !block.empty()) {
+    summary.message = "A has a non-finite value in " + block;
+  } else if (shift != nullptr && !all_finite(shift, n)) {
+    summary.message = "non-finite damping: " + first_non_finite_entry("shift", shift, n);
+  } else if (!all_finite(b, n)) {
+    summary.message = "non-finite right-hand side: " + first_non_finite_entry("b", b, n);
+  } else if (n == 0) {
+    summary.ok = summary.converged = true;
+    summary.iterations = 1;
+  } else {
+    summary = solve_checked(A, shift, b, x, options);
+    if (summary.ok && !all_finite(x, n)) {
+      // Finite inputs, a factorization that succeeded, and still an overflow: a matrix so
+      // ill-conditioned that the step is meaningless.
+      summary.ok = summary.converged = false;
+      summary.message = "the solution is not finite (" + first_non_finite_entry("x", x, n) +
+                        "): the matrix is numerically singular";
+    }
+  }
+  summary.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return summary;
+}
+
+std::unique_ptr<LinearSolver> make_linear_solver(LinearSolverType type,
+                                                 const BlockSparseSymmetric& structure) {
+  switch (type) {
+    case LinearSolverType::DenseCholesky:
+      return std::make_unique<DenseCholesky>(structure.shared_pattern());
+    case LinearSolverType::SparseCholesky:
+      if (cholmod_available()) return std::make_unique<CholmodCholesky>(structure.shared_pattern());
+      return std::make_unique<EigenSparseCholesky>(structure.shared_pattern());
+    case LinearSolverType::EigenSparseCholesky:
+      return std::make_unique<EigenSparseCholesky>(structure.shared_pattern());
+    case LinearSolverType::ConjugateGradient:
+      return std::make_unique<ConjugateGradient>(structure.shared_pattern());
+  }
+  throw std::logic_error("make_linear_solver: unknown LinearSolverType");
+}
+
+namespace {
+constexpr std::pair<LinearSolverType, std::string_view> kNames[] = {
+    {LinearSolverType::DenseCholesky, "dense_cholesky"},
+    {LinearSolverType::SparseCholesky, "sparse_cholesky"},
+    {LinearSolverType::EigenSparseCholesky, "eigen_sparse_cholesky"},
+    {LinearSolverType::ConjugateGradient, "cg"},
+};
+}  // namespace
+
+std::string_view linear_solver_name(LinearSolverType type) {
+  for (const auto& [t, name] : kNames)
+    if (t == type) return name;
+  return "unknown";
+}
+
+std::optional<LinearSolverType> linear_solver_from_name(std::string_view name) {
+  for (const auto& [t, n] : kNames)
+    if (n == name) return t;
+  return std::nullopt;
+}
+
+}  // namespace lsjit::linear

@@ -1,0 +1,123 @@
+// Linear solvers for the damped normal equations of Levenberg-Marquardt:
+//
+//   (A + diag(shift)) x = b        A = JᵀJ (BlockSparseSymmetric), shift = the damping D,
+//                                  b = -Jᵀr, x = the step
+//
+// A solver is made once per problem structure (make_linear_solver), which is when the
+// symbolic work happens: fill-reducing ordering and symbolic factorization for the sparse
+// Cholesky solvers, workspace allocation for all. Every solve() then reuses it and only
+// does numeric work on the current values and shift, so an LM iteration that tries several
+// damping vectors pays one numeric factorization (or one CG run) per try.
+//
+//   auto solver = linear::make_linear_solver(linear::LinearSolverType::SparseCholesky, H);
+//   for (each iteration, each damping) {
+//     LinearSolveSummary s = solver->solve(H, D.data(), minus_g.data(), step.data(), options);
+//     if (!s.ok) { ... increase the damping, or stop, and report s.message ... }
+//   }
+//
+// Errors: solve() never throws and never crashes on numerical input. It returns ok = false
+// with a message, leaving x unspecified, when the shifted matrix is not positive definite
+// (including singular), when A (the part of values() that is read, see block_sparse.h),
+// shift or b has a NaN or infinity, when the result is not finite, or when A does not have
+// the pattern the solver was made for. "Not positive definite" is what a Cholesky solver
+// sees as a pivot <= 0; a numerically singular matrix may instead give tiny positive pivots
+// and a huge but finite x, which LM rejects by its cost. CG sees it when a diagonal block is
+// not positive definite or when it meets a direction of non-positive curvature, which it
+// may not before reaching its tolerance (see conjugate_gradient.h). Only constructors and make_linear_solver throw (std::bad_alloc,
+// or lsjit::Error when a symbolic analysis fails).
+//
+// Thread safety: a solver object keeps workspace and may be used by one thread at a time;
+// distinct solver objects are independent (CHOLMOD keeps its state per object).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "lsjit/runtime/linear/block_sparse.h"
+
+namespace lsjit::linear {
+
+// Runtime parameters: read on every solve(), so they may change between calls without
+// rebuilding anything. Solvers ignore the ones that are not theirs.
+struct LinearSolverOptions {
+  // ConjugateGradient: stop when ‖b − (A + diag(shift)) x‖₂ <= cg_relative_tolerance·‖b‖₂
+  // (the residual as the CG recurrence tracks it), or after max_cg_iterations iterations.
+  // max_cg_iterations >= 1 and a finite cg_relative_tolerance >= 0, else solve() fails.
+  int max_cg_iterations = 500;
+  double cg_relative_tolerance = 1e-6;
+};
+
+struct LinearSolveSummary {
+  bool ok = false;               // x holds the solution (CG: the last iterate, see converged)
+  std::string message;           // why not ok; for CG also why it stopped unconverged
+  int iterations = 0;            // CG iterations; 1 for a direct solve
+  bool converged = false;        // direct: == ok; CG: reached its tolerance
+  double relative_residual = 0;  // CG: ‖b − (A + diag(shift)) x‖/‖b‖ (recurrence); direct: 0
+  double seconds = 0;            // wall time of the call
+};
+
+enum class LinearSolverType {
+  DenseCholesky,        // Eigen LLT of the dense matrix: small problems (dim up to ~1000)
+  SparseCholesky,       // CHOLMOD supernodal if lsjit was built with it, else Eigen's
+  EigenSparseCholesky,  // Eigen SimplicialLLT, AMD ordering
+  ConjugateGradient,    // block-Jacobi preconditioned CG: inexact, no factorization
+};
+
+class LinearSolver {
+ public:
+  virtual ~LinearSolver() = default;
+
+  // Solves (A + diag(shift)) x = b. A must have the pattern the solver was made for (the
+  // same BlockPattern object or an equal one); it is not modified. shift, b and x are
+  // dim() doubles; shift == nullptr means zero. b and x must not overlap. See the file
+  // comment for what ok = false means. Checks the inputs and the result and times the
+  // call; the numeric work is the implementation's solve_checked().
+  LinearSolveSummary solve(const BlockSparseSymmetric& A, const double* shift, const double* b,
+                           double* x, const LinearSolverOptions& options);
+
+  // The implementation: dense_cholesky, cholmod_cholesky, eigen_sparse_cholesky or cg.
+  virtual std::string_view name() const = 0;
+
+  // How often the symbolic analysis (ordering, symbolic factorization, workspace) and the
+  // numeric factorization (CG: building the preconditioner) ran, so that callers and tests
+  // can see that solve() reuses the analysis: analyses() stays 1 for the object's life.
+  int64_t analyses() const { return analyses_; }
+  int64_t factorizations() const { return factorizations_; }
+
+  const BlockPattern& pattern() const { return *pattern_; }
+
+ protected:
+  explicit LinearSolver(std::shared_ptr<const BlockPattern> pattern);
+
+  // solve() without the checks: called only when A has the pattern, A, shift and b are
+  // finite, b and x are non-null and dim() > 0. Fills ok, message, iterations, converged
+  // and relative_residual; solve() rejects a non-finite x afterwards.
+  virtual LinearSolveSummary solve_checked(const BlockSparseSymmetric& A, const double* shift,
+                                           const double* b, double* x,
+                                           const LinearSolverOptions& options) = 0;
+
+  std::shared_ptr<const BlockPattern> pattern_;
+  int64_t analyses_ = 0;
+  int64_t factorizations_ = 0;
+};
+
+// The solver of `type` for matrices with structure's pattern (its values are not read).
+// SparseCholesky is CHOLMOD when cholmod_available(), else EigenSparseCholesky. Never
+// returns nullptr; throws what the solver's constructor throws.
+std::unique_ptr<LinearSolver> make_linear_solver(LinearSolverType type,
+                                                 const BlockSparseSymmetric& structure);
+
+// Whether this build of lsjit has CHOLMOD (CMake found SuiteSparse).
+bool cholmod_available();
+
+// dense_cholesky, sparse_cholesky, eigen_sparse_cholesky, cg (and back; nullopt if unknown).
+std::string_view linear_solver_name(LinearSolverType type);
+std::optional<LinearSolverType> linear_solver_from_name(std::string_view name);
+
+// True when all n values are finite (no NaN, no infinity).
+bool all_finite(const double* values, int64_t n);
+
+}  // namespace lsjit::linear
