@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 job=${1:-main}
-packages=(cmake ninja-build g++ ccache llvm-19-dev libeigen3-dev doctest-dev libsuitesparse-dev)
+packages=(cmake ninja-build g++ ccache llvm-19-dev libeigen3-dev doctest-dev libsuitesparse-dev
+          libceres-dev)
 
 missing=()
 for p in "${packages[@]}"; do
