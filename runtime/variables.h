@@ -9,16 +9,27 @@
 //   params(value)                 the ambient parameters of a double Value
 //   retract<S>(x, delta)          x ⊞ delta: x + delta for Euclidean types, x·exp(delta)
 //                                 for Lie groups (right perturbation)
+//   retract_params(x, delta, out) the solver's step on raw parameters (double): the same
+//                                 x ⊞ delta, with Lie group results renormalized so that
+//                                 rounding does not drift off the group over iterations
+//   batch(ids)                    many variables of this type at once, for Problem::add
 // Parameter layouts and tangent orders of the Lie groups are documented in runtime/lie/.
 #pragma once
 
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "lsjit/runtime/lie/lie.h"
 
 namespace lsjit {
+
+// Variables of one type for a batched Problem::add: instance k uses ids[k].
+template <class Var>
+struct VarBatch {
+  std::vector<int64_t> ids;
+};
 
 namespace detail {
 template <template <class> class G, class Self>
@@ -36,6 +47,12 @@ struct GroupVar {
   static G<S> retract(const G<S>& x, const Eigen::Matrix<S, kTangent, 1>& delta) {
     return x.retract(delta);
   }
+  static void retract_params(const double* x, const double* delta, double* out) {
+    const G<double> g = G<double>::from_params(Eigen::Map<const Eigen::Matrix<double, kAmbient, 1>>(x));
+    Eigen::Map<Eigen::Matrix<double, kAmbient, 1>> result(out);
+    result = g.retract(Eigen::Map<const Eigen::Matrix<double, kTangent, 1>>(delta)).normalized().params();
+  }
+  static VarBatch<Self> batch(std::vector<int64_t> ids) { return {std::move(ids)}; }
 
   int64_t id = 0;
   constexpr GroupVar() = default;
@@ -82,6 +99,10 @@ struct VecVar {
   static Value<S> retract(const Value<S>& x, const Eigen::Matrix<S, N, 1>& delta) {
     return x + delta;
   }
+  static void retract_params(const double* x, const double* delta, double* out) {
+    for (int i = 0; i < N; ++i) out[i] = x[i] + delta[i];
+  }
+  static VarBatch<VecVar> batch(std::vector<int64_t> ids) { return {std::move(ids)}; }
 
   int64_t id = 0;
   constexpr VecVar() = default;
@@ -100,6 +121,10 @@ struct ScalarVar {
   static Eigen::Matrix<double, 1, 1> params(double v) { return Eigen::Matrix<double, 1, 1>(v); }
   template <class S>
   static S retract(const S& x, const Eigen::Matrix<S, 1, 1>& delta) { return x + delta(0); }
+  static void retract_params(const double* x, const double* delta, double* out) {
+    out[0] = x[0] + delta[0];
+  }
+  static VarBatch<ScalarVar> batch(std::vector<int64_t> ids) { return {std::move(ids)}; }
 
   int64_t id = 0;
   constexpr ScalarVar() = default;

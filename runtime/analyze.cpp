@@ -1,0 +1,306 @@
+// Problem::analyze(): from recorded instances to a ProblemLayout (problem_layout.h).
+//
+//   1. trace each cost group once; merge groups whose traces are identical
+//   2. dump the traces when LSJIT_DUMP_DIR is set
+//   3. get each merged group's Residual and NormalEquations kernels from the kernel cache
+//   4. number the referenced variables per type (sorted IDs) and the free ones
+//   5. give each instance's slots their rows, concatenate the data
+//   6. the block pattern of H and the gather lists that assemble H and g from the kernels'
+//      per-instance blocks
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <numeric>
+
+#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/ir/differentiate.h"
+#include "lsjit/ir/normal_equations.h"
+#include "lsjit/ir/printer.h"
+#include "lsjit/ir/structural_hash.h"
+#include "lsjit/runtime/problem.h"
+#include "lsjit/runtime/problem_layout.h"
+
+namespace lsjit {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+struct Merged {
+  ir::Trace traced;
+  std::string hash;
+  double trace_s = 0;
+  std::vector<const detail::CostGroup*> parts;
+};
+
+// Writes every stage of `traced` to LSJIT_DUMP_DIR, one file per stage:
+// <cost>-<first 12 hex digits of the structural hash>.<stage>.ir. A failure to write is
+// reported once per process and otherwise ignored: dumping must never break a solve.
+void dump_trace(const Merged& m) {
+  const char* dir_env = std::getenv("LSJIT_DUMP_DIR");
+  if (!dir_env || !*dir_env) return;
+  namespace fs = std::filesystem;
+  const fs::path dir(dir_env);
+  static std::once_flag warned;
+  try {
+    fs::create_directories(dir);
+    const ir::Trace jacobian = ir::differentiate(m.traced);
+    const std::pair<const char*, ir::Trace> stages[] = {
+        {"traced", m.traced},
+        {"simplified", ir::simplify_residual(m.traced)},
+        {"jacobian", jacobian},
+        {"normal_equations", ir::normal_equations(jacobian)}};
+    for (const auto& [stage, trace] : stages) {
+      const fs::path path =
+          dir / (m.traced.signature.name + "-" + m.hash.substr(0, 12) + "." + stage + ".ir");
+      const fs::path tmp = path.string() + ".tmp";
+      {
+        std::ofstream out(tmp, std::ios::trunc);
+        out << ir::print(trace);
+        if (!out) throw std::runtime_error("cannot write " + tmp.string());
+      }
+      fs::rename(tmp, path);
+    }
+  } catch (const std::exception& e) {
+    std::call_once(warned, [&] {
+      std::cerr << "lsjit: LSJIT_DUMP_DIR: traces are not dumped (" << e.what() << ")\n";
+    });
+  }
+}
+
+}  // namespace
+
+Problem::Problem() = default;
+Problem::~Problem() = default;
+Problem::Problem(Problem&&) noexcept = default;
+Problem& Problem::operator=(Problem&&) noexcept = default;
+
+AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
+  const auto start = Clock::now();
+  auto layout = std::make_shared<detail::ProblemLayout>();
+  compiler::KernelCache& cache = options.cache ? *options.cache : compiler::default_cache();
+
+  // 1. Trace and merge.
+  std::vector<Merged> merged;
+  for (const auto& g : groups_) {
+    if (g->var_types.size() > detail::kMaxSlots || g->var_types.empty())
+      throw Error("lsjit: cost '" + g->name + "' has " + std::to_string(g->var_types.size()) +
+                  " variable arguments; a cost takes 1 to " + std::to_string(detail::kMaxSlots));
+    const auto t0 = Clock::now();
+    ir::Trace traced = g->trace();
+    const double trace_s = seconds_since(t0);
+    layout->trace_s += trace_s;
+    std::string hash = ir::structural_hash(traced).hex();
+    auto same = std::find_if(merged.begin(), merged.end(), [&](const Merged& m) {
+      return m.hash == hash && m.traced.signature == traced.signature;
+    });
+    if (same == merged.end()) {
+      merged.push_back({std::move(traced), std::move(hash), trace_s, {}});
+      same = merged.end() - 1;
+    }
+    same->parts.push_back(g.get());
+  }
+
+  // 2 and 3. Dump, then kernels.
+  for (Merged& m : merged) {
+    dump_trace(m);
+    const auto got = cache.lookup_modes(
+        m.traced, {compiler::KernelMode::Residual, compiler::KernelMode::NormalEquations},
+        options.compile, m.trace_s);
+    detail::KernelGroup kg;
+    kg.name = m.traced.signature.name;
+    kg.residual = got[0].kernel;
+    kg.normal = got[1].kernel;
+    for (const auto& l : got) {
+      if (l.source == compiler::KernelSource::Compiled) {
+        ++layout->cache_misses;
+        ++layout->compiles;
+        layout->compile_s += l.seconds;
+      } else {
+        ++layout->cache_hits;
+        if (l.source == compiler::KernelSource::Disk) layout->compile_s += l.seconds;
+      }
+    }
+    kg.residual_dim = m.traced.signature.residual_dim;
+    kg.data_stride = kg.normal->layout.data_stride;
+    kg.traced = std::move(m.traced);
+    layout->groups.push_back(std::move(kg));
+  }
+
+  // 4. Variables: per type, the sorted referenced IDs; then the free ones.
+  std::map<std::string, uint32_t> type_index;
+  std::vector<std::vector<int64_t>> ids_of_type;
+  for (size_t gi = 0; gi < merged.size(); ++gi) {
+    auto& kg = layout->groups[gi];
+    for (const detail::CostGroup* part : merged[gi].parts) {
+      for (size_t s = 0; s < part->var_types.size(); ++s) {
+        const VariableType* vt = part->var_types[s];
+        auto [it, inserted] = type_index.try_emplace(vt->name, static_cast<uint32_t>(layout->types.size()));
+        if (inserted) {
+          layout->types.push_back({vt, {}, {}});
+          ids_of_type.emplace_back();
+        }
+        if (kg.slot_type.size() <= s) kg.slot_type.push_back(it->second);
+        auto& ids = ids_of_type[it->second];
+        ids.insert(ids.end(), part->ids[s].begin(), part->ids[s].end());
+      }
+    }
+  }
+  // Types numbered in name order, so that the free variables' order (and with it the
+  // linear system) does not depend on the order of add() calls.
+  {
+    std::vector<uint32_t> order(layout->types.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return layout->types[a].type->name < layout->types[b].type->name;
+    });
+    std::vector<uint32_t> new_index(order.size());
+    for (uint32_t k = 0; k < order.size(); ++k) new_index[order[k]] = k;
+    std::vector<detail::TypeTable> types(order.size());
+    std::vector<std::vector<int64_t>> ids(order.size());
+    for (uint32_t k = 0; k < order.size(); ++k) {
+      types[k] = std::move(layout->types[order[k]]);
+      ids[k] = std::move(ids_of_type[order[k]]);
+    }
+    layout->types = std::move(types);
+    ids_of_type = std::move(ids);
+    for (auto& kg : layout->groups)
+      for (auto& t : kg.slot_type) t = new_index[t];
+  }
+  for (size_t t = 0; t < layout->types.size(); ++t) {
+    auto& ids = ids_of_type[t];
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    detail::TypeTable& table = layout->types[t];
+    table.ids = std::move(ids);
+    table.free_index.assign(table.ids.size(), -1);
+    for (size_t r = 0; r < table.ids.size(); ++r) {
+      if (constant_.count({table.type->name, table.ids[r]})) {
+        ++layout->constant_variables;
+        continue;
+      }
+      table.free_index[r] = static_cast<int32_t>(layout->free.size());
+      layout->free.push_back({static_cast<uint32_t>(t), static_cast<uint32_t>(r),
+                              static_cast<uint32_t>(table.type->tangent), layout->tangent_dim});
+      layout->tangent_dim += table.type->tangent;
+    }
+  }
+
+  // 5. Rows and data, and each group's place in the evaluation buffers.
+  for (size_t gi = 0; gi < merged.size(); ++gi) {
+    detail::KernelGroup& kg = layout->groups[gi];
+    kg.rows.resize(kg.slot_type.size());
+    for (const detail::CostGroup* part : merged[gi].parts) {
+      for (size_t s = 0; s < kg.slot_type.size(); ++s) {
+        const auto& table_ids = layout->types[kg.slot_type[s]].ids;
+        for (int64_t id : part->ids[s]) {
+          const auto it = std::lower_bound(table_ids.begin(), table_ids.end(), id);
+          kg.rows[s].push_back(static_cast<int32_t>(it - table_ids.begin()));
+        }
+      }
+      if (part->data_stride != kg.data_stride)
+        throw std::logic_error("analyze: data stride differs from the kernel layout's");
+      kg.data.insert(kg.data.end(), part->data.begin(), part->data.end());
+      kg.instances += static_cast<int64_t>(part->instances);
+    }
+    kg.residual_offset = layout->residual_buffer_size;
+    layout->residual_buffer_size += static_cast<uint64_t>(kg.instances) * kg.residual_dim;
+    layout->residuals += static_cast<size_t>(kg.instances) * kg.residual_dim;
+    for (const compiler::OutputArray& a : kg.normal->layout.outputs) {
+      kg.normal_offset.push_back(layout->normal_buffer_size);
+      layout->normal_buffer_size += static_cast<uint64_t>(kg.instances) * a.per_instance;
+    }
+  }
+
+  // 6. The pattern of H and the gather lists.
+  auto free_of = [&](const detail::KernelGroup& kg, size_t slot, int64_t i) {
+    return layout->types[kg.slot_type[slot]].free_index[kg.rows[slot][i]];
+  };
+  std::vector<int> block_sizes;
+  for (const auto& f : layout->free) block_sizes.push_back(static_cast<int>(f.tangent));
+  std::vector<std::pair<int, int>> pairs;
+  for (const auto& kg : layout->groups)
+    for (int64_t i = 0; i < kg.instances; ++i)
+      for (size_t v = 0; v < kg.slot_type.size(); ++v)
+        for (size_t w = v + 1; w < kg.slot_type.size(); ++w) {
+          const int a = free_of(kg, v, i), b = free_of(kg, w, i);
+          if (a >= 0 && b >= 0 && a != b) pairs.emplace_back(std::min(a, b), std::max(a, b));
+        }
+  layout->pattern = std::make_shared<const linear::BlockPattern>(block_sizes, std::move(pairs));
+  const linear::BlockPattern& P = *layout->pattern;
+  const int64_t stored = P.num_stored_blocks();
+  std::vector<int64_t> block_offsets(stored);
+  for (int64_t k = 0; k < stored; ++k) block_offsets[k] = P.offset(k);
+  auto stored_index = [&](int a, int b) {
+    const int64_t off = P.find(a, b);
+    return static_cast<uint64_t>(std::lower_bound(block_offsets.begin(), block_offsets.end(), off) -
+                                 block_offsets.begin());
+  };
+  std::vector<std::pair<uint64_t, detail::Source>> h_items;   // (stored block, source)
+  std::vector<std::pair<uint64_t, uint64_t>> g_items;         // (free variable, offset)
+  for (const auto& kg : layout->groups) {
+    const compiler::KernelLayout& L = kg.normal->layout;
+    const size_t n = kg.slot_type.size();
+    for (int64_t i = 0; i < kg.instances; ++i) {
+      for (uint32_t v = 0; v < n; ++v) {
+        const int a = free_of(kg, v, i);
+        if (a < 0) continue;
+        g_items.emplace_back(a, kg.normal_offset[1 + v] + static_cast<uint64_t>(i) * L.tangent[v]);
+        for (uint32_t w = v; w < n; ++w) {
+          const int b = free_of(kg, w, i);
+          if (b < 0) continue;
+          const uint32_t array = L.hessian_array(v, w);
+          const uint64_t off = kg.normal_offset[array] +
+                               static_cast<uint64_t>(i) * L.outputs[array].per_instance;
+          if (v == w) {
+            h_items.push_back({stored_index(a, a), {off, false}});
+          } else if (a == b) {  // one variable in two slots: J_vᵀJ_w + J_wᵀJ_v
+            h_items.push_back({stored_index(a, a), {off, false}});
+            h_items.push_back({stored_index(a, a), {off, true}});
+          } else if (a < b) {
+            h_items.push_back({stored_index(a, b), {off, false}});
+          } else {
+            h_items.push_back({stored_index(b, a), {off, true}});
+          }
+        }
+      }
+    }
+  }
+  std::stable_sort(h_items.begin(), h_items.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::stable_sort(g_items.begin(), g_items.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  layout->h_begin.assign(stored + 1, 0);
+  for (const auto& [k, src] : h_items) {
+    ++layout->h_begin[k + 1];
+    layout->h_sources.push_back(src);
+  }
+  std::partial_sum(layout->h_begin.begin(), layout->h_begin.end(), layout->h_begin.begin());
+  layout->h_value_offset.resize(stored);
+  layout->h_rows.resize(stored);
+  layout->h_cols.resize(stored);
+  for (int i = 0; i < P.num_blocks(); ++i)
+    for (int64_t k = P.row_begin(i); k < P.row_end(i); ++k) {
+      layout->h_value_offset[k] = static_cast<uint64_t>(P.offset(k));
+      layout->h_rows[k] = static_cast<uint32_t>(P.block_size(i));
+      layout->h_cols[k] = static_cast<uint32_t>(P.block_size(P.col(k)));
+    }
+  layout->g_begin.assign(layout->free.size() + 1, 0);
+  for (const auto& [k, off] : g_items) {
+    ++layout->g_begin[k + 1];
+    layout->g_sources.push_back(off);
+  }
+  std::partial_sum(layout->g_begin.begin(), layout->g_begin.end(), layout->g_begin.begin());
+
+  layout->analyze_s = seconds_since(start);
+  return AnalyzedProblem(std::move(layout));
+}
+
+}  // namespace lsjit

@@ -1,0 +1,179 @@
+// AnalyzedProblem::solve(): Values in, Levenberg–Marquardt, Values out.
+#include "lsjit/runtime/analyzed_problem.h"
+
+#include <chrono>
+
+#include "lsjit/runtime/evaluator.h"
+#include "lsjit/runtime/levenberg_marquardt.h"
+#include "lsjit/runtime/problem_layout.h"
+#include "lsjit/runtime/thread_pool.h"
+
+namespace lsjit {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+linear::LinearSolverType linear_type(LinearSolver s) {
+  switch (s) {
+    case LinearSolver::DenseCholesky: return linear::LinearSolverType::DenseCholesky;
+    case LinearSolver::SparseCholesky: return linear::LinearSolverType::SparseCholesky;
+    case LinearSolver::EigenSparseCholesky: return linear::LinearSolverType::EigenSparseCholesky;
+    case LinearSolver::ConjugateGradient: return linear::LinearSolverType::ConjugateGradient;
+  }
+  return linear::LinearSolverType::SparseCholesky;
+}
+
+// The state arrays (per type, rows in layout order) from `values`; "" or what is missing.
+std::string load_state(const detail::ProblemLayout& layout, const Values& values,
+                       std::vector<std::vector<double>>& state) {
+  state.assign(layout.types.size(), {});
+  for (size_t t = 0; t < layout.types.size(); ++t) {
+    const detail::TypeTable& table = layout.types[t];
+    const int ambient = table.type->ambient;
+    state[t].resize(table.ids.size() * ambient);
+    for (size_t r = 0; r < table.ids.size(); ++r) {
+      const double* p = values.params(table.type->name, table.ids[r]);
+      if (!p)
+        return "no initial value for " + table.type->name + " variable " + std::to_string(table.ids[r]) +
+               " (a cost uses it)";
+      std::copy(p, p + ambient, state[t].begin() + static_cast<ptrdiff_t>(r * ambient));
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+namespace detail {
+
+std::unique_ptr<linear::LinearSolver> ProblemLayout::take_solver(linear::LinearSolverType type) const {
+  {
+    std::lock_guard lock(pool_mutex);
+    for (auto& [t, solver] : pool)
+      if (t == type && solver) return std::move(solver);
+  }
+  return linear::make_linear_solver(type, linear::BlockSparseSymmetric(pattern));
+}
+
+void ProblemLayout::give_back(linear::LinearSolverType type,
+                              std::unique_ptr<linear::LinearSolver> solver) const {
+  std::lock_guard lock(pool_mutex);
+  for (auto& [t, slot] : pool)
+    if (!slot) {
+      t = type;
+      slot = std::move(solver);
+      return;
+    }
+  pool.emplace_back(type, std::move(solver));
+}
+
+}  // namespace detail
+
+AnalyzedProblem::AnalyzedProblem(std::shared_ptr<const detail::ProblemLayout> layout)
+    : layout_(std::move(layout)) {}
+
+SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& options) const {
+  const auto start = Clock::now();
+  const detail::ProblemLayout& L = *layout_;
+  SolveResult result{initial, {}};
+  SolveSummary& s = result.summary;
+  s.trace_s = L.trace_s;
+  s.compile_s = L.compile_s;
+  s.analyze_s = L.analyze_s;
+  s.cache_hits = L.cache_hits;
+  s.cache_misses = L.cache_misses;
+  s.compiles = L.compiles;
+  s.cost_groups = L.groups.size();
+  for (const auto& g : L.groups) s.residual_blocks += static_cast<size_t>(g.instances);
+  s.residuals = L.residuals;
+  for (const auto& t : L.types) s.variables += t.ids.size();
+  s.constant_variables = L.constant_variables;
+  s.tangent_dim = static_cast<size_t>(L.tangent_dim);
+  s.linear_solver = std::string(linear_solver_name(options.linear_solver));
+
+  auto finish = [&] {
+    s.solve_s = std::chrono::duration<double>(Clock::now() - start).count();
+    s.total_s = s.analyze_s + s.solve_s;
+    return result;
+  };
+
+  std::vector<std::vector<double>> state;
+  if (std::string missing = load_state(L, initial, state); !missing.empty()) {
+    s.termination = Termination::Failure;
+    s.message = missing;
+    return finish();
+  }
+  detail::ThreadPool pool(options.num_threads);
+  s.num_threads = pool.threads();
+  detail::Evaluator evaluator(L, pool);
+  const linear::LinearSolverType type = linear_type(options.linear_solver);
+  std::unique_ptr<linear::LinearSolver> solver;
+  try {
+    solver = L.take_solver(type);
+  } catch (const std::exception& e) {
+    s.termination = Termination::Failure;
+    s.message = std::string("the linear solver could not be set up: ") + e.what();
+    return finish();
+  }
+  detail::levenberg_marquardt(L, evaluator, *solver, state, options, s);
+  L.give_back(type, std::move(solver));
+
+  for (size_t t = 0; t < L.types.size(); ++t) {
+    const detail::TypeTable& table = L.types[t];
+    for (size_t r = 0; r < table.ids.size(); ++r)
+      result.values.set_params(table.type, table.ids[r], state[t].data() + r * table.type->ambient);
+  }
+  return finish();
+}
+
+double AnalyzedProblem::cost(const Values& values, int num_threads) const {
+  std::vector<std::vector<double>> state;
+  if (std::string missing = load_state(*layout_, values, state); !missing.empty())
+    throw Error("lsjit::AnalyzedProblem::cost: " + missing);
+  detail::ThreadPool pool(num_threads);
+  detail::Evaluator evaluator(*layout_, pool);
+  return evaluator.cost(state);
+}
+
+std::vector<AnalyzedProblem::FreeVariable> AnalyzedProblem::free_variables() const {
+  std::vector<FreeVariable> out;
+  for (const detail::FreeVariable& f : layout_->free) {
+    const detail::TypeTable& t = layout_->types[f.type];
+    out.push_back({t.type->name, t.ids[f.row], static_cast<size_t>(f.offset), f.tangent});
+  }
+  return out;
+}
+
+AnalyzedProblem::Evaluation AnalyzedProblem::evaluate(const Values& values, bool gauss_newton,
+                                                       int num_threads) const {
+  std::vector<std::vector<double>> state;
+  if (std::string missing = load_state(*layout_, values, state); !missing.empty())
+    throw Error("lsjit::AnalyzedProblem::evaluate: " + missing);
+  detail::ThreadPool pool(num_threads);
+  detail::Evaluator evaluator(*layout_, pool);
+  Evaluation e;
+  e.gradient.resize(layout_->tangent_dim);
+  linear::BlockSparseSymmetric H(layout_->pattern);
+  e.cost = evaluator.normal_equations(state, e.gradient.data(), H);
+  if (gauss_newton) e.gauss_newton = H.to_dense();
+  return e;
+}
+
+std::vector<AnalyzedProblem::GroupInfo> AnalyzedProblem::groups() const {
+  std::vector<GroupInfo> out;
+  for (const auto& g : layout_->groups)
+    out.push_back({g.name, static_cast<size_t>(g.instances), g.residual_dim, g.residual->key.id(),
+                   g.normal->key.id()});
+  return out;
+}
+
+size_t AnalyzedProblem::num_instances() const {
+  size_t n = 0;
+  for (const auto& g : layout_->groups) n += static_cast<size_t>(g.instances);
+  return n;
+}
+size_t AnalyzedProblem::tangent_dim() const { return static_cast<size_t>(layout_->tangent_dim); }
+double AnalyzedProblem::trace_s() const { return layout_->trace_s; }
+double AnalyzedProblem::compile_s() const { return layout_->compile_s; }
+
+}  // namespace lsjit

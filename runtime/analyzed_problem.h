@@ -1,0 +1,83 @@
+// AnalyzedProblem: a Problem after analyze(): traced, compiled and laid out, ready to be
+// solved any number of times from any initial values with any SolverOptions, none of
+// which recompiles anything.
+//
+//   auto analyzed = problem.analyze();
+//   lsjit::SolveResult r = analyzed.solve(initial, {.linear_solver = ..., .verbose = true});
+//   std::cout << r.summary.report();
+//
+// solve() is const and may run concurrently from several threads on one AnalyzedProblem
+// (each call has its own workspace; linear solvers come from a shared pool).
+// Copies share the analyzed state (cheap).
+#pragma once
+
+#include <memory>
+
+#include <Eigen/Core>
+#include <string>
+#include <vector>
+
+#include "lsjit/runtime/solver_options.h"
+#include "lsjit/runtime/values.h"
+
+namespace lsjit {
+
+namespace detail {
+struct ProblemLayout;
+}
+
+struct SolveResult {
+  Values values;         // the initial Values with every referenced variable updated
+  SolveSummary summary;
+};
+
+class AnalyzedProblem {
+ public:
+  // Runs Levenberg–Marquardt from `initial`, which must hold a value for every variable a
+  // cost references (else the summary is a Failure naming the first missing one; values
+  // not referenced are passed through). Never throws for numerical trouble: a non-finite
+  // initial cost is a Failure, non-finite trial points and failed linear solves are
+  // rejected steps.
+  SolveResult solve(const Values& initial, const SolverOptions& options = {}) const;
+
+  // ½Σ‖r‖² at `values` (throws lsjit::Error if a referenced variable has no value).
+  double cost(const Values& values, int num_threads = 1) const;
+
+  // The free variables in the order of the linear system: by type name, then ID. Variable
+  // k's tangent components are [offset, offset + tangent) of gradients and matrices.
+  struct FreeVariable {
+    std::string type;
+    int64_t id = 0;
+    size_t offset = 0, tangent = 0;
+  };
+  std::vector<FreeVariable> free_variables() const;
+
+  // Cost, gradient Jᵀr and (optionally, dense: for small problems and tests) the
+  // Gauss–Newton matrix JᵀJ at `values`, over the free variables, in tangent space. What a
+  // solve computes at each accepted point, as Ceres' Problem::Evaluate gives it.
+  struct Evaluation {
+    double cost = 0;
+    Eigen::VectorXd gradient;
+    Eigen::MatrixXd gauss_newton;  // empty unless asked for
+  };
+  Evaluation evaluate(const Values& values, bool gauss_newton = false, int num_threads = 1) const;
+
+  struct GroupInfo {
+    std::string cost;
+    size_t instances = 0;
+    uint32_t residual_dim = 0;
+    std::string residual_kernel_id, normal_equations_kernel_id;  // cache entry ids
+  };
+  std::vector<GroupInfo> groups() const;
+  size_t num_instances() const;
+  size_t tangent_dim() const;
+  double trace_s() const;
+  double compile_s() const;
+
+ private:
+  friend class Problem;
+  explicit AnalyzedProblem(std::shared_ptr<const detail::ProblemLayout> layout);
+  std::shared_ptr<const detail::ProblemLayout> layout_;
+};
+
+}  // namespace lsjit

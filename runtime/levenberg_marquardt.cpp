@@ -1,0 +1,257 @@
+#include "lsjit/runtime/levenberg_marquardt.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+
+namespace lsjit::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double max_abs(const std::vector<double>& v) {
+  double m = 0;
+  for (double x : v) m = std::max(m, std::abs(x));
+  return m;
+}
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+  return s;
+}
+
+// out = diag(s) A diag(s), blockwise (A and out share a pattern).
+void scale_symmetric(const linear::BlockSparseSymmetric& A, const std::vector<double>& s,
+                     linear::BlockSparseSymmetric& out) {
+  const linear::BlockPattern& P = A.pattern();
+  const double* in = A.values().data();
+  double* dst = out.values().data();
+  for (int i = 0; i < P.num_blocks(); ++i) {
+    const int64_t r0 = P.scalar_offset(i);
+    const int rows = P.block_size(i);
+    for (int64_t k = P.row_begin(i); k < P.row_end(i); ++k) {
+      const int j = P.col(k);
+      const int64_t c0 = P.scalar_offset(j);
+      const int cols = P.block_size(j);
+      const int64_t off = P.offset(k);
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c)
+          dst[off + r * cols + c] = in[off + r * cols + c] * s[r0 + r] * s[c0 + c];
+    }
+  }
+}
+
+}  // namespace
+
+void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
+                         linear::LinearSolver& solver, std::vector<std::vector<double>>& state,
+                         const SolverOptions& options, SolveSummary& summary) {
+  const auto start = Clock::now();
+  std::ostream& log = options.log ? *options.log : std::cout;
+  const size_t n = static_cast<size_t>(layout.tangent_dim);
+
+  linear::BlockSparseSymmetric H(layout.pattern), scaled(layout.pattern);
+  std::vector<double> g(n), scale(n, 1.0), diag(n), shift(n), rhs(n), step_scaled(n), step(n), Hstep(n);
+  std::vector<std::vector<double>> candidate = state;
+
+  auto evaluate_normal_equations = [&] {
+    const auto t0 = Clock::now();
+    const double c = evaluator.normal_equations(state, g.data(), H);
+    summary.jacobian_s += seconds_since(t0);
+    return c;
+  };
+
+  double cost = evaluate_normal_equations();
+  {
+    // The cost alone, to name a non-finite residual (the fused kernel only sums them).
+    const auto t0 = Clock::now();
+    const double c = evaluator.cost(state);
+    summary.residual_s += seconds_since(t0);
+    if (!std::isfinite(c) || !std::isfinite(cost)) {
+      summary.initial_cost = summary.final_cost = c;
+      summary.termination = Termination::Failure;
+      const std::string where = evaluator.first_non_finite_residual();
+      summary.message = "the cost at the initial values is not finite" +
+                        (where.empty() ? std::string(" (its gradient or Gauss-Newton matrix is)")
+                                       : ": " + where);
+      return;
+    }
+  }
+  summary.initial_cost = summary.final_cost = cost;
+
+  if (options.jacobi_scaling) {
+    H.diagonal(diag.data());
+    for (size_t i = 0; i < n; ++i) scale[i] = 1.0 / (1.0 + std::sqrt(std::max(diag[i], 0.0)));
+  }
+
+  double radius = options.initial_trust_region_radius;
+  double decrease_factor = 2.0;
+  auto report = [&](const IterationSummary& it) {
+    summary.per_iteration.push_back(it);
+    if (options.verbose) {
+      if (it.iteration == 0) log << iteration_header() << "\n";
+      log << iteration_row(it) << "\n";
+    }
+    return !options.callback || options.callback(it);
+  };
+  auto finish = [&](Termination t, std::string message) {
+    summary.termination = t;
+    summary.message = std::move(message);
+    summary.final_cost = cost;
+  };
+
+  IterationSummary it0;
+  it0.cost = cost;
+  it0.gradient_max_norm = max_abs(g);
+  it0.trust_region_radius = radius;
+  it0.step_accepted = true;
+  it0.cumulative_s = it0.iteration_s = seconds_since(start);
+  if (!report(it0)) return finish(Termination::UserStopped, "stopped by the iteration callback");
+  if (n == 0) return finish(Termination::GradientTolerance, "no free variables");
+  if (it0.gradient_max_norm <= options.gradient_tolerance)
+    return finish(Termination::GradientTolerance, "gradient tolerance reached at the initial point");
+
+  for (int iteration = 1;; ++iteration) {
+    if (iteration > options.max_iterations)
+      return finish(Termination::MaxIterations,
+                    "maximum number of iterations (" + std::to_string(options.max_iterations) + ") reached");
+    if (seconds_since(start) > options.max_time_s)
+      return finish(Termination::TimeLimit, "time limit reached");
+    const auto iteration_start = Clock::now();
+    IterationSummary it;
+    it.iteration = iteration;
+    summary.iterations = iteration;
+
+    // The step, in scaled variables: (S H S + D/μ) δ' = −S g, δ = S δ'.
+    scale_symmetric(H, scale, scaled);
+    scaled.diagonal(diag.data());
+    for (size_t i = 0; i < n; ++i) {
+      shift[i] = options.gauss_newton
+                     ? 0.0
+                     : std::clamp(diag[i], options.min_lm_diagonal, options.max_lm_diagonal) / radius;
+      rhs[i] = -scale[i] * g[i];
+    }
+    linear::LinearSolverOptions linear_options;
+    linear_options.max_cg_iterations = options.max_linear_iterations;
+    linear_options.cg_relative_tolerance = options.linear_relative_tolerance;
+    const linear::LinearSolveSummary ls =
+        solver.solve(scaled, shift.data(), rhs.data(), step_scaled.data(), linear_options);
+    summary.linear_solver_s += ls.seconds;
+    it.linear_iterations = ls.iterations;
+
+    bool accepted = false;
+    double candidate_cost = 0, model_decrease = 0;
+    std::string why_rejected;
+    if (ls.ok) {
+      for (size_t i = 0; i < n; ++i) step[i] = scale[i] * step_scaled[i];
+      scaled.multiply(step_scaled.data(), Hstep.data());
+      // Decrease predicted by the Gauss–Newton model, −(gᵀδ + ½ δᵀHδ), in scaled
+      // variables (where rhs = −S g): rhsᵀδ' − ½ δ'ᵀ(S H S)δ'.
+      model_decrease = dot(rhs, step_scaled) - 0.5 * dot(step_scaled, Hstep);
+      it.step_norm = std::sqrt(dot(step, step));
+
+      double x_norm2 = 0;
+      for (const FreeVariable& f : layout.free) {
+        const int ambient = layout.types[f.type].type->ambient;
+        const double* x = state[f.type].data() + size_t{f.row} * ambient;
+        for (int c = 0; c < ambient; ++c) x_norm2 += x[c] * x[c];
+      }
+      const double x_norm = std::sqrt(x_norm2);
+      if (it.step_norm <= options.parameter_tolerance * (x_norm + options.parameter_tolerance)) {
+        it.trust_region_radius = radius;
+        it.cost = cost;
+        it.iteration_s = seconds_since(iteration_start);
+        it.cumulative_s = seconds_since(start);
+        report(it);
+        return finish(Termination::ParameterTolerance, "parameter tolerance reached: |step| = " +
+                                                           std::to_string(it.step_norm));
+      }
+
+      for (size_t t = 0; t < state.size(); ++t) candidate[t] = state[t];
+      for (const FreeVariable& f : layout.free) {
+        const VariableType& type = *layout.types[f.type].type;
+        const size_t row = size_t{f.row} * type.ambient;
+        type.retract(state[f.type].data() + row, step.data() + f.offset, candidate[f.type].data() + row);
+      }
+      const auto t0 = Clock::now();
+      candidate_cost = evaluator.cost(candidate);
+      summary.residual_s += seconds_since(t0);
+
+      if (!std::isfinite(candidate_cost)) {
+        why_rejected = "the cost at the trial point is not finite";
+      } else {
+        it.relative_decrease = model_decrease > 0 ? (cost - candidate_cost) / model_decrease : 0.0;
+        if (std::abs(cost - candidate_cost) <= options.function_tolerance * cost) {
+          it.cost = cost;
+          it.trust_region_radius = radius;
+          it.iteration_s = seconds_since(iteration_start);
+          it.cumulative_s = seconds_since(start);
+          if (candidate_cost < cost) {  // take the (tiny) improvement
+            state.swap(candidate);
+            it.cost_change = cost - candidate_cost;
+            cost = evaluate_normal_equations();
+            it.cost = cost;
+            it.step_accepted = true;
+            ++summary.successful_steps;
+          } else {
+            ++summary.unsuccessful_steps;
+          }
+          report(it);
+          return finish(Termination::FunctionTolerance,
+                        "function tolerance reached: |cost change| / cost <= " +
+                            std::to_string(options.function_tolerance));
+        }
+        accepted = options.gauss_newton ? candidate_cost < cost
+                                        : it.relative_decrease > options.min_relative_decrease;
+        if (!accepted) why_rejected = "the step does not decrease the cost enough";
+      }
+    } else {
+      why_rejected = "linear solver: " + ls.message;
+    }
+
+    if (accepted) {
+      state.swap(candidate);
+      it.cost_change = cost - candidate_cost;
+      cost = evaluate_normal_equations();
+      ++summary.successful_steps;
+      it.step_accepted = true;
+      if (!options.gauss_newton) {
+        const double r = 2.0 * it.relative_decrease - 1.0;
+        radius = std::min(options.max_trust_region_radius, radius / std::max(1.0 / 3.0, 1.0 - r * r * r));
+        decrease_factor = 2.0;
+      }
+    } else {
+      ++summary.unsuccessful_steps;
+      if (options.gauss_newton) {
+        it.cost = cost;
+        it.iteration_s = seconds_since(iteration_start);
+        it.cumulative_s = seconds_since(start);
+        report(it);
+        return finish(Termination::NoDecrease, "Gauss-Newton step rejected: " + why_rejected);
+      }
+      radius /= decrease_factor;
+      decrease_factor *= 2.0;
+    }
+    it.cost = cost;
+    it.gradient_max_norm = max_abs(g);
+    it.trust_region_radius = radius;
+    it.iteration_s = seconds_since(iteration_start);
+    it.cumulative_s = seconds_since(start);
+    if (!report(it)) return finish(Termination::UserStopped, "stopped by the iteration callback");
+    if (!std::isfinite(cost))
+      return finish(Termination::Failure, "the cost became non-finite at an accepted point");
+    if (accepted && it.gradient_max_norm <= options.gradient_tolerance)
+      return finish(Termination::GradientTolerance, "gradient tolerance reached: max |g| = " +
+                                                        std::to_string(it.gradient_max_norm));
+    if (!accepted && radius < options.min_trust_region_radius)
+      return finish(Termination::TrustRegionTooSmall,
+                    "trust region radius below its minimum; last rejection: " + why_rejected);
+  }
+}
+
+}  // namespace lsjit::detail

@@ -1,0 +1,38 @@
+// The trust-region Levenberg–Marquardt loop (and undamped Gauss–Newton), on the normal
+// equations assembled by the Evaluator.
+//
+// Damping update: Nielsen's rule, as Ceres' LEVENBERG_MARQUARDT strategy uses it. A step
+// solves (H + D/μ) δ = −g with D = diag(H) clamped to [min_lm_diagonal, max_lm_diagonal]
+// and μ the trust-region radius. With ρ = actual / predicted decrease, a step is accepted
+// when ρ > min_relative_decrease; then μ ← μ / max(1/3, 1 − (2ρ − 1)³) and the factor
+// ν ← 2, else μ ← μ / ν and ν ← 2ν. Nielsen's rule changes μ smoothly with ρ (a good model
+// widens the region up to 3x, a poor one narrows it), and the growing ν backs off fast
+// after repeated failures; both avoid the oscillation of the classic ×10 / ÷10 update. We
+// chose it so that iteration counts and final costs compare one to one with Ceres.
+//
+// With jacobi_scaling the system is solved in variables scaled by s = 1/(1 + sqrt(diag H))
+// computed at the initial point (Ceres does the same), which makes D well conditioned
+// across variables of very different magnitude.
+//
+// Numerical trouble is a rejected step, never an exception: a linear solve that fails
+// (not positive definite, non-finite) or a trial point whose cost is not finite shrinks
+// the region like a poor step. A solve whose radius falls below min_trust_region_radius
+// ends with TrustRegionTooSmall.
+#pragma once
+
+#include <vector>
+
+#include "lsjit/runtime/evaluator.h"
+#include "lsjit/runtime/solver_options.h"
+
+namespace lsjit::detail {
+
+// Minimizes from `state` (per type, rows as in the layout), which it updates in place to
+// the last accepted point. Fills the summary's costs, iterations, termination, message,
+// timings (residual_s, jacobian_s, linear_solver_s) and per_iteration. `solver` must have
+// been made for layout.pattern.
+void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
+                         linear::LinearSolver& solver, std::vector<std::vector<double>>& state,
+                         const SolverOptions& options, SolveSummary& summary);
+
+}  // namespace lsjit::detail

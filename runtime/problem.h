@@ -1,0 +1,250 @@
+// Problem: the cost instances of a least-squares problem, recorded as runtime data.
+//
+//   lsjit::Problem problem;
+//   problem.add(between, lsjit::SE3Var(i), lsjit::SE3Var(j), z, U);          // one instance
+//   problem.add(between, lsjit::SE3Var::batch(is), lsjit::SE3Var::batch(js),  // many at once
+//               zs, Us);
+//   problem.set_constant(lsjit::SE3Var(0));
+//   lsjit::AnalyzedProblem analyzed = problem.analyze();
+//
+// add() takes, per argument of the cost after `v`: a variable handle (Var), a batch of
+// handles (Var::batch(ids)), a data value (double, fixed-size Eigen matrix, std::array,
+// Lie group of double) or a std::vector of data values. In a batched add every batch
+// must have the same length n and the call adds n instances; single handles and single
+// data values are shared by all n. add() records IDs and data only: nothing is traced or
+// compiled until analyze().
+//
+// Grouping. Instances of one cost object share one kernel. add() recognises "the same
+// cost" without tracing: same closure type, name, kind and argument types, and (for a
+// trivially copyable closure, e.g. one capturing doubles) the same captured bytes. A
+// closure that is not trivially copyable cannot be compared, so each add() of it starts a
+// group of its own; analyze() traces each group once and merges groups whose traces are
+// identical, so the result is the same, only the tracing is repeated. Two groups of one
+// cost name whose captured values differ trace to different graphs: analyze() compiles
+// each, and the kernel cache counts and explains the recompile (pass varying values as
+// data instead).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+
+#include "lsjit/compiler/codegen.h"
+#include "lsjit/ir/error.h"
+#include "lsjit/runtime/cost.h"
+#include "lsjit/runtime/data_traits.h"
+#include "lsjit/runtime/values.h"
+#include "lsjit/runtime/variables.h"
+
+namespace lsjit {
+
+namespace compiler {
+class KernelCache;
+}
+class AnalyzedProblem;
+
+struct AnalyzeOptions {
+  compiler::CompileOptions compile;
+  // The kernel cache to use; nullptr: compiler::default_cache() (configured from the
+  // environment, disk cache included).
+  compiler::KernelCache* cache = nullptr;
+};
+
+namespace detail {
+
+// The instances recorded under one cost object.
+struct CostGroup {
+  std::string name;
+  std::string identity;                        // see Problem::add; "" never merges
+  std::function<ir::Trace()> trace;            // traces the cost (stage Traced)
+  std::vector<const VariableType*> var_types;  // per variable slot
+  std::vector<std::vector<int64_t>> ids;       // [slot][instance]
+  uint32_t data_stride = 0;                    // doubles per instance, data slots in order
+  std::vector<double> data;                    // [instance * data_stride + offset + c]
+  size_t instances = 0;
+};
+
+template <class T>
+struct is_var_batch : std::false_type {};
+template <class Var>
+struct is_var_batch<VarBatch<Var>> : std::true_type {
+  using var = Var;
+};
+
+template <class T>
+struct is_data_batch : std::false_type {};
+template <class T, class A>
+struct is_data_batch<std::vector<T, A>> : std::true_type {
+  using element = data_type_t<T>;
+};
+
+// The type one instance of an argument has: Var for a batch of Vars, T for a vector of T.
+template <class Arg>
+struct instance_type {
+  using type = data_type_t<Arg>;
+};
+template <class Var>
+struct instance_type<VarBatch<Var>> {
+  using type = Var;
+};
+template <class T, class A>
+struct instance_type<std::vector<T, A>> {
+  using type = data_type_t<T>;
+};
+template <class Arg>
+using instance_type_t = typename instance_type<std::remove_cvref_t<Arg>>::type;
+
+template <class Arg>
+size_t batch_length(const Arg& arg) {
+  using A = std::remove_cvref_t<Arg>;
+  if constexpr (is_var_batch<A>::value) return arg.ids.size();
+  else if constexpr (is_data_batch<A>::value) return arg.size();
+  else return 0;  // not a batch
+}
+
+template <class Arg>
+void record_var(CostGroup& g, uint32_t& slot, const Arg& arg, size_t n) {
+  using A = std::remove_cvref_t<Arg>;
+  using T = instance_type_t<A>;
+  if constexpr (is_variable_v<T>) {
+    if (g.var_types.size() <= slot) g.var_types.push_back(variable_type<T>());
+    if (g.ids.size() <= slot) g.ids.emplace_back();
+    std::vector<int64_t>& ids = g.ids[slot++];
+    if constexpr (is_var_batch<A>::value) ids.insert(ids.end(), arg.ids.begin(), arg.ids.end());
+    else ids.insert(ids.end(), n, arg.id);
+  }
+}
+
+template <class Arg>
+void record_data(double* row_start, uint32_t& offset, const Arg& arg, size_t k) {
+  using A = std::remove_cvref_t<Arg>;
+  using T = instance_type_t<A>;
+  if constexpr (!is_variable_v<T>) {
+    using Traits = DataTraits<T>;
+    if constexpr (is_data_batch<A>::value) Traits::flatten(T(arg[k]), row_start + offset);
+    else Traits::flatten(T(arg), row_start + offset);
+    offset += Traits::kRows * Traits::kCols;
+  }
+}
+
+template <class Arg>
+constexpr uint32_t data_size() {
+  using T = instance_type_t<Arg>;
+  if constexpr (is_variable_v<T>) return 0;
+  else return DataTraits<T>::kRows * DataTraits<T>::kCols;
+}
+
+}  // namespace detail
+
+class Problem {
+ public:
+  Problem();
+  ~Problem();
+  Problem(Problem&&) noexcept;
+  Problem& operator=(Problem&&) noexcept;
+  Problem(const Problem&) = delete;
+  Problem& operator=(const Problem&) = delete;
+
+  // Adds one instance, or n with batches (see above). Throws lsjit::Error when batch
+  // lengths differ or a batch is empty; nothing is added then.
+  template <class F, class... Args>
+  void add(const Cost<F>& cost, const Args&... args) {
+    constexpr std::array<bool, sizeof...(Args)> is_batch{
+        (detail::is_var_batch<std::remove_cvref_t<Args>>::value ||
+         detail::is_data_batch<std::remove_cvref_t<Args>>::value)...};
+    const std::array<size_t, sizeof...(Args)> lengths{detail::batch_length(args)...};
+    size_t n = 1, first_batch = sizeof...(Args);
+    for (size_t a = 0; a < sizeof...(Args); ++a) {
+      if (!is_batch[a]) continue;
+      if (lengths[a] == 0)
+        throw Error("lsjit::Problem::add(" + cost.name + "): argument " + std::to_string(a + 1) +
+                    " is an empty batch");
+      if (first_batch == sizeof...(Args)) {
+        first_batch = a;
+        n = lengths[a];
+      } else if (lengths[a] != n) {
+        throw Error("lsjit::Problem::add(" + cost.name + "): batches of different lengths: argument " +
+                    std::to_string(first_batch + 1) + " has " + std::to_string(n) + " entries, argument " +
+                    std::to_string(a + 1) + " has " + std::to_string(lengths[a]));
+      }
+    }
+
+    detail::CostGroup& g = group_for(cost, std::type_identity<std::tuple<detail::instance_type_t<Args>...>>{});
+    uint32_t slot = 0;
+    (detail::record_var(g, slot, args, n), ...);
+    const uint32_t stride = (detail::data_size<Args>() + ... + 0u);
+    g.data_stride = stride;
+    const size_t first = g.data.size();
+    g.data.resize(first + n * stride);
+    for (size_t k = 0; k < n; ++k) {
+      uint32_t offset = 0;
+      (detail::record_data(g.data.data() + first + k * stride, offset, args, k), ...);
+    }
+    g.instances += n;
+    instances_ += n;
+  }
+
+  // Holds a variable at its initial value. Which variables are constant is a runtime
+  // input: it changes the linear system, never a kernel.
+  template <class Var>
+    requires is_variable_v<Var>
+  void set_constant(const Var& var) {
+    constant_.emplace(std::string(Var::kName), var.id);
+  }
+  template <class Var>
+    requires is_variable_v<Var>
+  void set_variable(const Var& var) {  // undoes set_constant
+    constant_.erase({std::string(Var::kName), var.id});
+  }
+
+  size_t num_instances() const { return instances_; }
+  size_t num_groups() const { return groups_.size(); }
+
+  // Traces each cost group once, differentiates, compiles (or finds in the cache) its
+  // kernels and lays out the linear system. The Problem stays usable; the result shares
+  // nothing mutable with it.
+  AnalyzedProblem analyze(const AnalyzeOptions& options = {}) const;
+
+ private:
+  template <class F, class Tuple>
+  detail::CostGroup& group_for(const Cost<F>& cost, std::type_identity<Tuple>) {
+    std::string identity;
+    if constexpr (std::is_trivially_copyable_v<F>) {
+      identity = std::string(typeid(F).name()) + '\0' + typeid(Tuple).name() + '\0' + cost.name +
+                 '\0' + std::to_string(static_cast<int>(cost.kind)) + '\0' +
+                 std::string(reinterpret_cast<const char*>(&cost.function), sizeof(F));
+      for (const auto& names : {cost.var_names, cost.data_names})
+        for (const auto& name : names) identity += '\0' + name;
+      if (auto it = by_identity_.find(identity); it != by_identity_.end()) return *groups_[it->second];
+    }
+    auto g = std::make_unique<detail::CostGroup>();
+    g->name = cost.name;
+    g->identity = identity;
+    g->trace = [cost] {
+      return std::apply([&](auto... example) { return lsjit::trace(cost, example...); }, Tuple{});
+    };
+    if (!identity.empty()) by_identity_.emplace(identity, groups_.size());
+    groups_.push_back(std::move(g));
+    return *groups_.back();
+  }
+
+  std::vector<std::unique_ptr<detail::CostGroup>> groups_;
+  std::map<std::string, size_t> by_identity_;
+  std::set<std::pair<std::string, int64_t>> constant_;
+  size_t instances_ = 0;
+
+  friend class AnalyzedProblem;
+};
+
+}  // namespace lsjit
+
+#include "lsjit/runtime/analyzed_problem.h"

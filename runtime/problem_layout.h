@@ -1,0 +1,109 @@
+// The analyzed form of a Problem (internal to runtime/): kernels per cost group, every
+// referenced variable as a row of its type's parameter array, the free variables' place in
+// the linear system, and the gather lists that sum per-instance normal-equation blocks into
+// it. Built once by Problem::analyze() (analyze.cpp), immutable afterwards and shared by
+// every solve of the AnalyzedProblem; solves keep their mutable state in an Evaluator's
+// workspace and in linear solvers taken from the pool.
+//
+// State layout. Type t's variables, sorted by ID, are rows 0..n_t-1 of one array of
+// n_t * ambient_t doubles (`TypeTable`). A cost instance reads variable slot s from row
+// rows[s][i] of its slot type's array; these index arrays go to the kernels unchanged.
+//
+// Linear system. Free (non-constant) variables are numbered by (type name, ID); free
+// variable k owns tangent components [offset_k, offset_k + tangent_k) and block k of the
+// block-sparse matrix H. Each instance contributes H[v,w] (slots v <= w) to block
+// (free(v), free(w)), transposed when free(v) > free(w), and both ways onto the diagonal
+// when one variable fills two slots; contributions involving a constant variable are
+// dropped. The gather lists keep, per destination, the sources in instance order, so sums
+// are identical whatever the thread count.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/runtime/linear/block_sparse.h"
+#include "lsjit/runtime/linear/linear_solver.h"
+#include "lsjit/runtime/values.h"
+
+namespace lsjit::detail {
+
+// Variable slots a cost may have (the evaluator passes kernel arguments on the stack).
+inline constexpr size_t kMaxSlots = 16;
+
+struct TypeTable {
+  const VariableType* type = nullptr;
+  std::vector<int64_t> ids;          // sorted; row r is ids[r]
+  std::vector<int32_t> free_index;   // per row: free variable number, or -1 if constant
+};
+
+struct KernelGroup {
+  std::string name;
+  ir::Trace traced;
+  std::shared_ptr<const compiler::Kernel> residual;  // KernelMode::Residual
+  std::shared_ptr<const compiler::Kernel> normal;    // KernelMode::NormalEquations
+  int64_t instances = 0;
+  uint32_t residual_dim = 0;
+  std::vector<uint32_t> slot_type;                 // per slot: index into ProblemLayout::types
+  std::vector<std::vector<int32_t>> rows;          // [slot][instance]
+  uint32_t data_stride = 0;
+  std::vector<double> data;                        // [instance * data_stride + ...]
+  // Where this group's outputs live in an Evaluator's buffers (in doubles):
+  uint64_t residual_offset = 0;                    // res: instances * residual_dim
+  std::vector<uint64_t> normal_offset;             // per output array of `normal`
+};
+
+// A source of a gather: a per-instance block in the normal-equations buffer.
+struct Source {
+  uint64_t offset;
+  bool transpose;  // add the transpose (square diagonal destinations of a repeated variable,
+                   // or blocks stored as (w, v))
+};
+
+struct FreeVariable {
+  uint32_t type;   // index into ProblemLayout::types
+  uint32_t row;
+  uint32_t tangent;
+  int64_t offset;  // first tangent component in the system
+};
+
+struct ProblemLayout {
+  std::vector<TypeTable> types;
+  std::vector<KernelGroup> groups;
+  std::vector<FreeVariable> free;
+  int64_t tangent_dim = 0;
+  size_t residuals = 0;  // Σ instances * residual_dim
+  size_t constant_variables = 0;
+
+  std::shared_ptr<const linear::BlockPattern> pattern;  // of H, over the free variables
+  // H gather: for stored block b (pattern order), sources h_sources[h_begin[b] ..
+  // h_begin[b+1]), each a T_row x T_col block (or its transpose) added to values at
+  // h_value_offset[b].
+  std::vector<uint64_t> h_begin;
+  std::vector<Source> h_sources;
+  std::vector<uint64_t> h_value_offset;
+  std::vector<uint32_t> h_rows, h_cols;  // block dimensions
+  // g gather: for free variable k, g_sources[g_begin[k] .. g_begin[k+1]) (never transposed).
+  std::vector<uint64_t> g_begin;
+  std::vector<uint64_t> g_sources;
+
+  uint64_t residual_buffer_size = 0;  // doubles
+  uint64_t normal_buffer_size = 0;
+
+  // analyze() measurements.
+  double trace_s = 0, compile_s = 0, analyze_s = 0;
+  uint64_t cache_hits = 0, cache_misses = 0, compiles = 0;
+
+  // Linear solvers, reused across solves so that symbolic factorizations are done once per
+  // structure and solver type. take() returns one not in use (making it if needed);
+  // give_back() returns it.
+  mutable std::mutex pool_mutex;
+  mutable std::vector<std::pair<linear::LinearSolverType, std::unique_ptr<linear::LinearSolver>>> pool;
+  std::unique_ptr<linear::LinearSolver> take_solver(linear::LinearSolverType type) const;
+  void give_back(linear::LinearSolverType type, std::unique_ptr<linear::LinearSolver> solver) const;
+};
+
+}  // namespace lsjit::detail

@@ -1,0 +1,174 @@
+#include "lsjit/runtime/solver_options.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace lsjit {
+namespace {
+
+std::string format(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string_view linear_solver_name(LinearSolver solver) {
+  switch (solver) {
+    case LinearSolver::DenseCholesky: return "dense_cholesky";
+    case LinearSolver::SparseCholesky: return "sparse_cholesky";
+    case LinearSolver::EigenSparseCholesky: return "eigen_sparse_cholesky";
+    case LinearSolver::ConjugateGradient: return "cg";
+  }
+  return "?";
+}
+
+std::optional<LinearSolver> linear_solver_from_name(std::string_view name) {
+  for (LinearSolver s : {LinearSolver::DenseCholesky, LinearSolver::SparseCholesky,
+                         LinearSolver::EigenSparseCholesky, LinearSolver::ConjugateGradient})
+    if (linear_solver_name(s) == name) return s;
+  return std::nullopt;
+}
+
+std::string_view termination_name(Termination t) {
+  switch (t) {
+    case Termination::FunctionTolerance: return "function_tolerance";
+    case Termination::GradientTolerance: return "gradient_tolerance";
+    case Termination::ParameterTolerance: return "parameter_tolerance";
+    case Termination::MaxIterations: return "max_iterations";
+    case Termination::TimeLimit: return "time_limit";
+    case Termination::UserStopped: return "user_stopped";
+    case Termination::NoDecrease: return "no_decrease";
+    case Termination::TrustRegionTooSmall: return "trust_region_too_small";
+    case Termination::Failure: return "failure";
+  }
+  return "?";
+}
+
+bool converged(Termination t) {
+  return t == Termination::FunctionTolerance || t == Termination::GradientTolerance ||
+         t == Termination::ParameterTolerance;
+}
+
+std::string iteration_header() {
+  return "iter      cost      cost_change  |gradient|   |step|    tr_ratio  tr_radius  ls_iter  "
+         "iter_time  total_time";
+}
+
+std::string iteration_row(const IterationSummary& it) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%4d % 14.6e % 11.2e % 11.2e % 10.2e % 10.2e % 10.2e %6d % 11.2e % 11.2e%s",
+                it.iteration, it.cost, it.cost_change, it.gradient_max_norm, it.step_norm,
+                it.relative_decrease, it.trust_region_radius, it.linear_iterations, it.iteration_s,
+                it.cumulative_s, it.iteration > 0 && !it.step_accepted ? "  (rejected)" : "");
+  return buf;
+}
+
+std::string SolveSummary::brief_report() const {
+  std::ostringstream out;
+  out << "lsjit: " << termination_name(termination) << ", iterations: " << iterations
+      << ", initial cost: " << format("%.8e", initial_cost) << ", final cost: "
+      << format("%.8e", final_cost) << ", total time: " << format("%.4f", total_s) << " s";
+  return out.str();
+}
+
+std::string SolveSummary::report() const {
+  std::ostringstream out;
+  auto row = [&](const char* name, const std::string& value) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%-34s", name);
+    out << buf << value << "\n";
+  };
+  auto seconds = [](double s) { return format("%.6f", s); };
+  out << "\nSolver Summary (lsjit)\n\n";
+  row("Cost groups (kernels)", std::to_string(cost_groups));
+  row("Residual blocks", std::to_string(residual_blocks));
+  row("Residuals", std::to_string(residuals));
+  row("Variables", std::to_string(variables) + " (" + std::to_string(constant_variables) + " constant)");
+  row("Tangent dimension (free)", std::to_string(tangent_dim));
+  row("Linear solver", linear_solver);
+  row("Threads", std::to_string(num_threads));
+  out << "\nCost (1/2 sum |r|^2):\n";
+  row("  Initial", format("%.8e", initial_cost));
+  row("  Final", format("%.8e", final_cost));
+  row("  Change", format("%.8e", initial_cost - final_cost));
+  out << "\n";
+  row("Iterations", std::to_string(iterations));
+  row("  Successful steps", std::to_string(successful_steps));
+  row("  Unsuccessful steps", std::to_string(unsuccessful_steps));
+  out << "\nKernel cache: " << cache_hits << " hits, " << cache_misses << " misses (" << compiles
+      << " compiled)\n\nTime (in seconds):\n";
+  row("  Trace", seconds(trace_s));
+  row("  Compile (or load)", seconds(compile_s));
+  row("  Analyze total", seconds(analyze_s));
+  row("  Residual evaluation", seconds(residual_s));
+  row("  Jacobian (normal equations)", seconds(jacobian_s));
+  row("  Linear solver", seconds(linear_solver_s));
+  row("  Solve total", seconds(solve_s));
+  row("Total", seconds(total_s));
+  out << "\nTermination: " << termination_name(termination) << " (" << message << ")\n";
+  return out.str();
+}
+
+std::string SolveSummary::json() const {
+  std::ostringstream out;
+  out << "{\"initial_cost\": " << json_number(initial_cost) << ", \"final_cost\": " << json_number(final_cost)
+      << ", \"iterations\": " << iterations << ", \"successful_steps\": " << successful_steps
+      << ", \"unsuccessful_steps\": " << unsuccessful_steps
+      << ", \"termination\": " << json_string(termination_name(termination))
+      << ", \"converged\": " << (converged(termination) ? "true" : "false")
+      << ", \"message\": " << json_string(message) << ", \"trace_s\": " << json_number(trace_s)
+      << ", \"compile_s\": " << json_number(compile_s) << ", \"analyze_s\": " << json_number(analyze_s)
+      << ", \"residual_s\": " << json_number(residual_s) << ", \"jacobian_s\": " << json_number(jacobian_s)
+      << ", \"linear_solver_s\": " << json_number(linear_solver_s) << ", \"solve_s\": " << json_number(solve_s)
+      << ", \"total_s\": " << json_number(total_s) << ", \"cache_hits\": " << cache_hits
+      << ", \"cache_misses\": " << cache_misses << ", \"compiles\": " << compiles
+      << ", \"cost_groups\": " << cost_groups << ", \"residual_blocks\": " << residual_blocks
+      << ", \"residuals\": " << residuals << ", \"variables\": " << variables
+      << ", \"constant_variables\": " << constant_variables << ", \"tangent_dim\": " << tangent_dim
+      << ", \"linear_solver\": " << json_string(linear_solver) << ", \"num_threads\": " << num_threads
+      << ", \"per_iteration\": [";
+  for (size_t i = 0; i < per_iteration.size(); ++i) {
+    const IterationSummary& it = per_iteration[i];
+    out << (i ? ", " : "") << "{\"iteration\": " << it.iteration << ", \"cost\": " << json_number(it.cost)
+        << ", \"cost_change\": " << json_number(it.cost_change)
+        << ", \"gradient_max_norm\": " << json_number(it.gradient_max_norm)
+        << ", \"step_norm\": " << json_number(it.step_norm)
+        << ", \"relative_decrease\": " << json_number(it.relative_decrease)
+        << ", \"trust_region_radius\": " << json_number(it.trust_region_radius)
+        << ", \"linear_iterations\": " << it.linear_iterations
+        << ", \"step_accepted\": " << (it.step_accepted ? "true" : "false")
+        << ", \"iteration_s\": " << json_number(it.iteration_s) << ", \"cumulative_s\": " << json_number(it.cumulative_s)
+        << "}";
+  }
+  out << "]}";
+  return out.str();
+}
+
+}  // namespace lsjit

@@ -1,0 +1,146 @@
+// What a solve is told (SolverOptions) and what it reports (SolveSummary).
+//
+// Every field of SolverOptions is a runtime input: changing any of them between solves of
+// one AnalyzedProblem never traces or compiles anything (the kernel cache proves it).
+// Defaults are Ceres' (Solver::Options), so that results and iteration counts compare.
+//
+// Cost is ½Σ‖r‖² (Ceres, GTSAM); jaxls prints Σ‖r‖².
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lsjit {
+
+enum class LinearSolver {
+  DenseCholesky,        // assembled dense matrix, Eigen LLT: small problems
+  SparseCholesky,       // CHOLMOD supernodal (Eigen's sparse Cholesky if lsjit was built
+                        // without CHOLMOD); symbolic factorization once per analyze
+  EigenSparseCholesky,  // Eigen's SimplicialLDLT, always available
+  ConjugateGradient,    // preconditioned CG, block-Jacobi preconditioner, inexact steps
+};
+std::string_view linear_solver_name(LinearSolver solver);  // dense_cholesky, sparse_cholesky, ...
+std::optional<LinearSolver> linear_solver_from_name(std::string_view name);
+
+// One row of the iteration log (what verbose prints, what the callback sees).
+struct IterationSummary {
+  int iteration = 0;              // 0: the initial point
+  double cost = 0;                // at the current (accepted) point, after this iteration
+  double cost_change = 0;         // of this iteration's step; 0 if rejected
+  double gradient_max_norm = 0;   // ‖g‖∞ at the current point (tangent space, unscaled)
+  double step_norm = 0;           // ‖δ‖₂ of this iteration's step (tangent space)
+  double relative_decrease = 0;   // actual / predicted cost decrease of the step
+  double trust_region_radius = 0; // after the update; the LM damping is 1 / radius
+  int linear_iterations = 0;      // CG iterations, 1 for direct solvers
+  bool step_accepted = false;
+  double iteration_s = 0;
+  double cumulative_s = 0;        // since solve() started
+};
+
+struct SolverOptions {
+  LinearSolver linear_solver = LinearSolver::SparseCholesky;
+
+  // Levenberg–Marquardt as a trust region (Ceres' LEVENBERG_MARQUARDT): each step solves
+  // (H + D/radius) δ = −g with D = diag(H) clamped to [min_lm_diagonal, max_lm_diagonal].
+  double initial_trust_region_radius = 1e4;
+  double max_trust_region_radius = 1e16;
+  double min_trust_region_radius = 1e-32;  // below it the solve ends (no progress possible)
+  double min_relative_decrease = 1e-3;     // accept a step whose actual / predicted decrease
+                                           // exceeds this
+  double min_lm_diagonal = 1e-6;
+  double max_lm_diagonal = 1e32;
+  bool jacobi_scaling = true;  // solve in variables scaled by 1 / (1 + sqrt(diag H)) at
+                               // the initial point, as Ceres does
+  // Undamped Gauss–Newton: full steps of H δ = −g; a step that does not decrease the cost
+  // ends the solve (termination NoDecrease).
+  bool gauss_newton = false;
+
+  // Termination (Ceres' meanings): |Δcost| / cost <= function_tolerance after an accepted
+  // step; ‖g‖∞ <= gradient_tolerance; ‖δ‖ <= parameter_tolerance (‖x‖ + parameter_tolerance).
+  double function_tolerance = 1e-6;
+  double gradient_tolerance = 1e-10;
+  double parameter_tolerance = 1e-8;
+  int max_iterations = 50;
+  double max_time_s = 1e9;
+
+  // ConjugateGradient: per step, at most this many iterations, stopping at this relative
+  // residual ‖b − A x‖ / ‖b‖.
+  int max_linear_iterations = 500;
+  double linear_relative_tolerance = 1e-6;
+
+  // Worker threads for evaluation: 0 uses every hardware thread. Results are identical
+  // whatever the count (fixed chunks, fixed summation order).
+  int num_threads = 1;
+
+  bool verbose = false;          // a Ceres-like line per iteration
+  std::ostream* log = nullptr;   // where verbose goes; nullptr: std::cout
+  // Called after every iteration (and for iteration 0); returning false stops the solve
+  // with termination UserStopped, keeping the current point.
+  std::function<bool(const IterationSummary&)> callback;
+};
+
+enum class Termination {
+  FunctionTolerance,
+  GradientTolerance,
+  ParameterTolerance,
+  MaxIterations,
+  TimeLimit,
+  UserStopped,
+  NoDecrease,          // Gauss–Newton step that does not decrease the cost
+  TrustRegionTooSmall, // every step rejected until the radius fell below its minimum
+  Failure,             // the solve could not start (see message); values are the initial ones
+};
+std::string_view termination_name(Termination t);
+// Converged: a tolerance was met.
+bool converged(Termination t);
+
+struct SolveSummary {
+  double initial_cost = 0;
+  double final_cost = 0;
+  int iterations = 0;            // iterations after the initial point, accepted or not
+  int successful_steps = 0;
+  int unsuccessful_steps = 0;
+  Termination termination = Termination::Failure;
+  std::string message;           // why it stopped, in words
+
+  // Time split, seconds. trace_s and compile_s are those of analyze() for this problem
+  // (cache hits make compile_s small); residual_s is spent in residual-only evaluations
+  // (trial points), jacobian_s in normal-equation evaluations (gradient, J^T J blocks) and
+  // their assembly, linear_solver_s in the linear solver. analyze_s is analyze() in all,
+  // solve_s this solve() in all, total_s their sum.
+  double trace_s = 0, compile_s = 0, analyze_s = 0;
+  double residual_s = 0, jacobian_s = 0, linear_solver_s = 0, solve_s = 0, total_s = 0;
+
+  // Kernel cache activity of analyze(): kernels found in memory or on disk, and compiled.
+  uint64_t cache_hits = 0;
+  uint64_t cache_misses = 0;
+  uint64_t compiles = 0;
+
+  // Problem size.
+  size_t cost_groups = 0;
+  size_t residual_blocks = 0;      // cost instances
+  size_t residuals = 0;
+  size_t variables = 0;            // referenced variables
+  size_t constant_variables = 0;
+  size_t tangent_dim = 0;          // of the free variables
+  std::string linear_solver;
+  int num_threads = 1;
+
+  std::vector<IterationSummary> per_iteration;
+
+  bool usable() const { return termination != Termination::Failure; }
+  std::string brief_report() const;  // one line
+  std::string report() const;        // Ceres-like full report
+  std::string json() const;          // one JSON object with the field names above
+};
+
+// The verbose table's header and one row (what solve() prints with verbose).
+std::string iteration_header();
+std::string iteration_row(const IterationSummary& it);
+
+}  // namespace lsjit

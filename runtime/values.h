@@ -1,0 +1,92 @@
+// Values: the variables' values, typed storage keyed by (variable type, ID).
+//
+//   lsjit::Values v;
+//   v.set(lsjit::SE3Var(7), lsjit::SE3d::identity());
+//   lsjit::SE3d x = v.get(lsjit::SE3Var(7));   // throws lsjit::Error if absent
+//
+// Values are a runtime input: the solver copies them into its own arrays, never into a
+// kernel. Internally each variable type has one block of parameter rows (`ambient`
+// doubles each, in the layout of docs/variables.md), so a variable is a row of its type.
+// IDs are any int64 and need not be contiguous or sorted; the same ID under two types is
+// two variables.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "lsjit/ir/error.h"
+#include "lsjit/runtime/variables.h"
+
+namespace lsjit {
+
+// What the solver needs to know of a variable type at run time.
+struct VariableType {
+  std::string name;  // Var::kName: "SE3", "Vec3", ...
+  int ambient = 0;
+  int tangent = 0;
+  void (*retract)(const double* x, const double* delta, double* out) = nullptr;
+};
+
+// The descriptor of Var, one per type for the whole process.
+template <class Var>
+const VariableType* variable_type() {
+  static const VariableType type{std::string(Var::kName), Var::kAmbient, Var::kTangent,
+                                 &Var::retract_params};
+  return &type;
+}
+
+class Values {
+ public:
+  template <class Var>
+    requires is_variable_v<Var>
+  void set(const Var& var, const typename Var::template Value<double>& value) {
+    const auto p = Var::params(value);
+    set_params(variable_type<Var>(), var.id, p.data());
+  }
+
+  template <class Var>
+    requires is_variable_v<Var>
+  typename Var::template Value<double> get(const Var& var) const {
+    const double* p = params(Var::kName, var.id);
+    if (!p)
+      throw Error("lsjit::Values: no value for " + std::string(Var::kName) + " variable " +
+                  std::to_string(var.id));
+    return Var::template from_params<double>(
+        Eigen::Map<const Eigen::Matrix<double, Var::kAmbient, 1>>(p));
+  }
+
+  template <class Var>
+    requires is_variable_v<Var>
+  bool has(const Var& var) const {
+    return params(Var::kName, var.id) != nullptr;
+  }
+
+  size_t size() const;  // number of variables
+  bool empty() const { return size() == 0; }
+
+  // Type-erased access, for the solver and for file readers. params() points at the
+  // variable's `ambient` doubles (valid until the next set of a new variable), or is
+  // nullptr when absent. set_params copies type->ambient doubles; a variable keeps the
+  // type it was first set with.
+  const double* params(std::string_view type, int64_t id) const;
+  void set_params(const VariableType* type, int64_t id, const double* params);
+
+  // Every variable, by type name then in the order first set.
+  void for_each(const std::function<void(const VariableType&, int64_t id, const double* params)>& f) const;
+
+ private:
+  struct Block {
+    const VariableType* type = nullptr;
+    std::unordered_map<int64_t, size_t> row;
+    std::vector<int64_t> ids;
+    std::vector<double> params;
+  };
+  std::map<std::string, Block, std::less<>> blocks_;
+};
+
+}  // namespace lsjit

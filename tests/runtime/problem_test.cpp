@@ -1,0 +1,346 @@
+// Problem, analyze and solve: what is runtime (never recompiles), how the linear system is
+// assembled, how the solver treats solvers, threads, constants and numerical trouble.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/lsjit.h"
+
+using namespace lsjit;
+
+namespace {
+
+compiler::KernelCache& memory_cache() {
+  static compiler::KernelCache* cache = [] {
+    compiler::KernelCache::Options o;
+    o.use_disk = false;
+    o.quiet = true;
+    return new compiler::KernelCache(o);
+  }();
+  return *cache;
+}
+
+AnalyzeOptions with_cache(compiler::KernelCache& cache) {
+  AnalyzeOptions o;
+  o.cache = &cache;
+  return o;
+}
+
+// A spring between two points: r = |a - b| - rest (nonlinear), and an anchor prior.
+auto spring = cost("spring", [](const auto& v, VecVar<3> a, VecVar<3> b, const auto& rest) {
+  return (v[a] - v[b]).norm() - rest;
+});
+auto anchor = cost("anchor", [](const auto& v, VecVar<3> a, const auto& where) {
+  return (v[a] - where).eval();
+});
+
+// A random network of springs over `n` points, anchored at the first `anchored` (three
+// anchors leave it rank deficient where springs do not make it rigid: LM copes).
+struct Network {
+  Problem problem;
+  Values initial;
+};
+Network random_network(int n, uint64_t seed, int64_t id_offset = 0, int anchored = 3) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  Network net;
+  std::vector<Eigen::Vector3d> truth(n);
+  for (int i = 0; i < n; ++i) {
+    truth[i] = Eigen::Vector3d(u(rng), u(rng), u(rng)) * 3.0;
+    net.initial.set(VecVar<3>(id_offset + i), Eigen::Vector3d(truth[i] + 0.3 * Eigen::Vector3d(u(rng), u(rng), u(rng))));
+  }
+  for (int i = 0; i < anchored; ++i) net.problem.add(anchor, VecVar<3>(id_offset + i), truth[i]);
+  for (int i = 0; i < n; ++i)
+    for (int k = 1; k <= 3; ++k) {
+      const int j = (i + k * 7 + 1) % n;
+      if (j == i) continue;
+      net.problem.add(spring, VecVar<3>(id_offset + i), VecVar<3>(id_offset + j),
+                      (truth[i] - truth[j]).norm() + 0.01 * u(rng));
+    }
+  return net;
+}
+
+double max_relative_difference(const Values& a, const Values& b, int n, int64_t id_offset = 0) {
+  double d = 0;
+  for (int i = 0; i < n; ++i) {
+    const Eigen::Vector3d x = a.get(VecVar<3>(id_offset + i)), y = b.get(VecVar<3>(id_offset + i));
+    d = std::max(d, (x - y).norm() / std::max(1.0, y.norm()));
+  }
+  return d;
+}
+
+bool bitwise_equal(const Values& a, const Values& b) {
+  bool same = a.size() == b.size();
+  a.for_each([&](const VariableType& t, int64_t id, const double* p) {
+    const double* q = b.params(t.name, id);
+    same = same && q && std::memcmp(p, q, sizeof(double) * t.ambient) == 0;
+  });
+  return same;
+}
+
+SolverOptions tight(LinearSolver solver = LinearSolver::SparseCholesky) {
+  SolverOptions o;
+  o.linear_solver = solver;
+  o.function_tolerance = 1e-14;
+  o.gradient_tolerance = 1e-14;
+  o.parameter_tolerance = 1e-14;
+  o.max_iterations = 200;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("compile once: IDs, values, instance counts, solver options and batching never recompile") {
+  compiler::KernelCache& cache = memory_cache();
+  Network first = random_network(12, 1);
+  const AnalyzedProblem a1 = first.problem.analyze(with_cache(cache));
+  const uint64_t compiles = cache.stats().compiles;
+  cache.set_fail_on_recompile(true);
+
+  // More points, other IDs (offset, not contiguous), other values, other data.
+  Network second = random_network(40, 2, 1000);
+  const AnalyzedProblem a2 = second.problem.analyze(with_cache(cache));
+  // The same instances added as batches.
+  Problem batched;
+  {
+    std::vector<int64_t> ai, bi;
+    std::vector<double> rest;
+    for (int i = 0; i < 30; ++i) {
+      ai.push_back(5000 + i);
+      bi.push_back(5000 + (i + 1) % 30);
+      rest.push_back(1.0 + 0.01 * i);
+    }
+    batched.add(spring, VecVar<3>::batch(ai), VecVar<3>::batch(bi), rest);
+    batched.add(anchor, VecVar<3>::batch({5000, 5001}), std::vector<Eigen::Vector3d>{{0, 0, 0}, {1, 0, 0}});
+  }
+  const AnalyzedProblem a3 = batched.analyze(with_cache(cache));
+  CHECK(a3.num_instances() == 32);
+
+  // Solves with different damping, tolerances, solvers and threads.
+  for (double radius : {1e-2, 1e4}) {
+    SolverOptions o = tight();
+    o.initial_trust_region_radius = radius;
+    o.function_tolerance = radius * 1e-10;
+    o.num_threads = radius < 1 ? 2 : 1;
+    CHECK(a1.solve(first.initial, o).summary.usable());
+    CHECK(a2.solve(second.initial, o).summary.usable());
+  }
+  CHECK(a2.solve(second.initial, tight(LinearSolver::ConjugateGradient)).summary.usable());
+  CHECK(cache.stats().compiles == compiles);
+  CHECK(cache.recompiles("spring") == 0);
+  CHECK(cache.recompiles("anchor") == 0);
+  cache.set_fail_on_recompile(false);
+}
+
+TEST_CASE("a captured constant that differs is a recompile, explained, and fails when asked to") {
+  compiler::KernelCache::Options options;
+  options.use_disk = false;
+  std::ostringstream log;
+  options.log = &log;
+  options.explain_misses = true;
+  compiler::KernelCache cache(options);
+  auto scaled = [](double s) {
+    return cost("scaled_prior", [s](const auto& v, ScalarVar x) { return s * (v[x] - 1.0); });
+  };
+  Problem p;
+  p.add(scaled(2.0), ScalarVar(0));
+  p.add(scaled(2.0), ScalarVar(1));  // equal captures: the same group
+  CHECK(p.num_groups() == 1);
+  p.add(scaled(3.0), ScalarVar(2));  // another captured value: another group
+  CHECK(p.num_groups() == 2);
+  const AnalyzedProblem a = p.analyze(with_cache(cache));
+  CHECK(a.groups().size() == 2);
+  CHECK(cache.recompiles("scaled_prior") == 2);  // residual and normal-equations kernels
+  CHECK(log.str().find("captured constant") != std::string::npos);
+  CHECK(log.str().find("as data arguments") != std::string::npos);
+
+  Problem q;
+  q.add(scaled(4.0), ScalarVar(0));
+  cache.set_fail_on_recompile(true);
+  CHECK_THROWS_AS(q.analyze(with_cache(cache)), Error);
+}
+
+TEST_CASE("every linear solver reaches the dense solution - constant variables stay put") {
+  Network net = random_network(25, 7);
+  net.problem.set_constant(VecVar<3>(4));
+  const AnalyzedProblem analyzed = net.problem.analyze(with_cache(memory_cache()));
+  const SolveResult dense = analyzed.solve(net.initial, tight(LinearSolver::DenseCholesky));
+  CAPTURE(dense.summary.report());
+  REQUIRE(converged(dense.summary.termination));
+  CHECK(dense.summary.final_cost < 1e-3 * dense.summary.initial_cost);
+  CHECK(dense.summary.constant_variables == 1);
+  CHECK(dense.summary.tangent_dim == 24 * 3);
+  for (LinearSolver s : {LinearSolver::SparseCholesky, LinearSolver::EigenSparseCholesky,
+                         LinearSolver::ConjugateGradient}) {
+    CAPTURE(linear_solver_name(s));
+    SolverOptions o = tight(s);
+    o.linear_relative_tolerance = 1e-12;
+    const SolveResult r = analyzed.solve(net.initial, o);
+    CAPTURE(r.summary.report());
+    CHECK(converged(r.summary.termination));
+    CHECK(r.summary.final_cost == doctest::Approx(dense.summary.final_cost).epsilon(1e-9));
+    CHECK(max_relative_difference(r.values, dense.values, 25) < 1e-7);
+    const Eigen::Vector3d held = r.values.get(VecVar<3>(4)), given = net.initial.get(VecVar<3>(4));
+    CHECK(std::memcmp(held.data(), given.data(), sizeof(double) * 3) == 0);
+  }
+}
+
+TEST_CASE("results are bit-identical whatever the thread count") {
+  Network net = random_network(600, 3);  // > one evaluation chunk per group
+  const AnalyzedProblem analyzed = net.problem.analyze(with_cache(memory_cache()));
+  SolverOptions o = tight();
+  o.max_iterations = 8;
+  const SolveResult one = analyzed.solve(net.initial, o);
+  for (int threads : {2, 3, 0}) {
+    o.num_threads = threads;
+    const SolveResult r = analyzed.solve(net.initial, o);
+    CHECK(bitwise_equal(r.values, one.values));
+    CHECK(r.summary.final_cost == one.summary.final_cost);
+    CHECK(r.summary.iterations == one.summary.iterations);
+  }
+}
+
+TEST_CASE("gradient and Gauss-Newton matrix: against finite differences, with variables in "
+          "either slot order and one variable in two slots") {
+  // Linear residuals, so that JᵀJ is the exact Hessian of the cost and both can be checked
+  // by central differences: r = A a + B b - c, with a 2-vector and a 3-vector variable.
+  auto linear = cost("linear_pair", [](const auto& v, VecVar<2> a, VecVar<3> b, const auto& A,
+                                       const auto& B, const auto& c) {
+    return (A * v[a] + B * v[b] - c).eval();
+  });
+  auto same_type = cost("linear_same", [](const auto& v, VecVar<2> a, VecVar<2> b, const auto& M) {
+    return (M * v[a] - v[b]).eval();
+  });
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  auto mat = [&](auto m) {
+    for (int i = 0; i < m.size(); ++i) m.data()[i] = u(rng);
+    return m;
+  };
+  Problem p;
+  Values x;
+  for (int64_t id : {3, 8, 1}) x.set(VecVar<2>(id), mat(Eigen::Vector2d()));
+  for (int64_t id : {2, 9}) x.set(VecVar<3>(id), mat(Eigen::Vector3d()));
+  for (auto [ia, ib] : {std::pair<int64_t, int64_t>{3, 2}, {8, 9}, {1, 2}})
+    p.add(linear, VecVar<2>(ia), VecVar<3>(ib), mat(Eigen::Matrix<double, 4, 2>()),
+          mat(Eigen::Matrix<double, 4, 3>()), mat(Eigen::Vector4d()));
+  p.add(same_type, VecVar<2>(8), VecVar<2>(3), mat(Eigen::Matrix2d()));  // higher id first
+  p.add(same_type, VecVar<2>(1), VecVar<2>(1), mat(Eigen::Matrix2d()));  // one variable twice
+  p.set_constant(VecVar<3>(9));
+  const AnalyzedProblem analyzed = p.analyze(with_cache(memory_cache()));
+  const auto vars = analyzed.free_variables();
+  REQUIRE(vars.size() == 4);  // Vec2 1, 3, 8 then Vec3 2 (9 is constant)
+  CHECK(vars[0].type == "Vec2");
+  CHECK(vars[0].id == 1);
+  CHECK(vars[3].type == "Vec3");
+  CHECK(vars[3].offset == 6);
+  const auto e = analyzed.evaluate(x, true);
+  CHECK(e.cost == doctest::Approx(analyzed.cost(x)).epsilon(1e-14));
+
+  auto perturbed = [&](size_t component, double h) {
+    Values y = x;
+    for (const auto& f : vars) {
+      if (component < f.offset || component >= f.offset + f.tangent) continue;
+      const double* old = x.params(f.type, f.id);
+      std::vector<double> moved(old, old + f.tangent);
+      moved[component - f.offset] += h;
+      if (f.type == "Vec2") y.set(VecVar<2>(f.id), Eigen::Vector2d(moved[0], moved[1]));
+      else y.set(VecVar<3>(f.id), Eigen::Vector3d(moved[0], moved[1], moved[2]));
+    }
+    return y;
+  };
+  const double h = 1e-4;
+  for (size_t k = 0; k < analyzed.tangent_dim(); ++k) {
+    CAPTURE(k);
+    const double fd = (analyzed.cost(perturbed(k, h)) - analyzed.cost(perturbed(k, -h))) / (2 * h);
+    CHECK(e.gradient(k) == doctest::Approx(fd).epsilon(1e-8));
+    const auto plus = analyzed.evaluate(perturbed(k, h)), minus = analyzed.evaluate(perturbed(k, -h));
+    for (size_t j = 0; j < analyzed.tangent_dim(); ++j) {
+      CAPTURE(j);
+      CHECK(e.gauss_newton(j, k) == doctest::Approx((plus.gradient(j) - minus.gradient(j)) / (2 * h)).epsilon(1e-8));
+    }
+  }
+}
+
+TEST_CASE("missing values, non-finite costs and bad batches are reported, never a crash") {
+  compiler::KernelCache& cache = memory_cache();
+  Problem p;
+  p.add(anchor, VecVar<3>(1), Eigen::Vector3d(1, 2, 3));
+  p.add(anchor, VecVar<3>(2), Eigen::Vector3d(1, 2, 3));
+  const AnalyzedProblem a = p.analyze(with_cache(cache));
+  Values v;
+  v.set(VecVar<3>(1), Eigen::Vector3d::Zero());
+  SolveResult r = a.solve(v);
+  CHECK(r.summary.termination == Termination::Failure);
+  CHECK(r.summary.message == "no initial value for Vec3 variable 2 (a cost uses it)");
+  CHECK_THROWS_WITH_AS(a.cost(v), doctest::Contains("no initial value for Vec3 variable 2"), Error);
+
+  v.set(VecVar<3>(2), Eigen::Vector3d(0, std::nan(""), 0));
+  r = a.solve(v);
+  CHECK(r.summary.termination == Termination::Failure);
+  CHECK(r.summary.message.find("not finite: cost 'anchor' instance 1 (residual 1") != std::string::npos);
+  CHECK(bitwise_equal(r.values, v));
+
+  Problem q;
+  CHECK_THROWS_WITH_AS(q.add(spring, VecVar<3>::batch({1, 2, 3}), VecVar<3>::batch({4, 5}), 1.0),
+                       doctest::Contains("argument 1 has 3 entries, argument 2 has 2"), Error);
+  CHECK_THROWS_WITH_AS(q.add(spring, VecVar<3>::batch({}), VecVar<3>(1), 1.0),
+                       doctest::Contains("argument 1 is an empty batch"), Error);
+  CHECK_THROWS_WITH_AS(q.add(spring, VecVar<3>::batch({1, 2}), VecVar<3>(1), std::vector<double>{1.0}),
+                       doctest::Contains("batches of different lengths"), Error);
+  CHECK(q.num_instances() == 0);
+}
+
+TEST_CASE("a trial point with a non-finite cost is a rejected step") {
+  // sqrt(x) is NaN for x < 0; the Gauss-Newton step from x = 4 lands at x = -3.6.
+  auto root = cost("root", [](const auto& v, ScalarVar x) { return 10.0 * (sqrt(v[x]) - 0.1); });
+  Problem p;
+  p.add(root, ScalarVar(0));
+  Values v;
+  v.set(ScalarVar(0), 4.0);
+  SolverOptions o = tight();
+  o.initial_trust_region_radius = 1e8;
+  const SolveResult r = p.analyze(with_cache(memory_cache())).solve(v, o);
+  CAPTURE(r.summary.report());
+  CHECK(converged(r.summary.termination));
+  CHECK(r.summary.unsuccessful_steps >= 1);
+  CHECK(r.values.get(ScalarVar(0)) == doctest::Approx(0.01).epsilon(1e-12));
+}
+
+TEST_CASE("the iteration callback can stop a solve - verbose prints a row per iteration") {
+  Network net = random_network(10, 5);
+  const AnalyzedProblem a = net.problem.analyze(with_cache(memory_cache()));
+  std::ostringstream log;
+  SolverOptions o = tight();
+  o.verbose = true;
+  o.log = &log;
+  std::vector<int> seen;
+  o.callback = [&](const IterationSummary& it) {
+    seen.push_back(it.iteration);
+    return it.iteration < 2;
+  };
+  const SolveResult r = a.solve(net.initial, o);
+  CHECK(r.summary.termination == Termination::UserStopped);
+  CHECK(seen == std::vector<int>{0, 1, 2});
+  CHECK(r.summary.iterations == 2);
+  CHECK(log.str().find(iteration_header()) == 0);
+  CHECK(r.summary.per_iteration.size() == 3);
+  CHECK(r.summary.json().find("\"termination\": \"user_stopped\"") != std::string::npos);
+  CHECK(r.summary.report().find("Termination: user_stopped") != std::string::npos);
+}
+
+TEST_CASE("Gauss-Newton reaches the same minimum on a well-conditioned problem") {
+  Network net = random_network(15, 9, 0, 15);
+  const AnalyzedProblem a = net.problem.analyze(with_cache(memory_cache()));
+  SolverOptions lm = tight(LinearSolver::DenseCholesky), gn = lm;
+  gn.gauss_newton = true;
+  const SolveResult r_lm = a.solve(net.initial, lm), r_gn = a.solve(net.initial, gn);
+  CAPTURE(r_gn.summary.report());
+  CHECK(r_gn.summary.final_cost == doctest::Approx(r_lm.summary.final_cost).epsilon(1e-8));
+  CHECK(max_relative_difference(r_gn.values, r_lm.values, 15) < 1e-6);
+}
