@@ -13,6 +13,7 @@ using Args = std::vector<std::string>;
 
 int trace_command(const Args& args, std::ostream& out, std::ostream& err);
 int cache_command(const Args& args, std::ostream& out, std::ostream& err);  // lsjit cache
+int solve_command(const Args& args, std::ostream& out, std::ostream& err);  // lsjit solve
 int generate_command(const Args& args, std::ostream& out, std::ostream& err);  // lsjit generate
 
 }  // namespace lsjit::cli

@@ -11,6 +11,9 @@ namespace {
 constexpr const char* kUsage = R"(usage: lsjit <command> [options]
 
 commands:
+  solve FILE [--out FILE] [--linear-solver NAME] [--max-iterations N] [--threads N]
+             [--verbose] [--json]
+                      solve a g2o pose graph (lsjit solve --help)
   trace COST [--stage STAGE] [--mode MODE] [--vector-width N]
                       print a built-in cost at one stage (default: jacobian):
                         IR stages      traced, simplified, jacobian, normal_equations
@@ -45,6 +48,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "trace") return lsjit::cli::trace_command(args, std::cout, std::cerr);
     if (command == "cache") return lsjit::cli::cache_command(args, std::cout, std::cerr);
+    if (command == "solve") return lsjit::cli::solve_command(args, std::cout, std::cerr);
     if (command == "generate") return lsjit::cli::generate_command(args, std::cout, std::cerr);
     if (command == "help" || command == "--help" || command == "-h") {
       std::cout << kUsage;

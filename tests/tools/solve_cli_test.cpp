@@ -1,0 +1,75 @@
+// lsjit solve, run as a separate process on a generated pose graph.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "../support/run_cli.h"
+#include "lsjit/runtime/io/g2o.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Run = lsjit::testing::CliRun;
+Run run(const std::string& args) { return lsjit::testing::run_cli(args); }
+
+fs::path generated(const std::string& name, int dim) {
+  const fs::path dir = fs::path(LSJIT_TEST_TMP_DIR) / ("solve_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path file = dir / "graph.g2o";
+  const Run r = run("generate pose-graph --dim " + std::to_string(dim) +
+                    " --poses 80 --loop-closures 10 --seed 3 --out " + file.string());
+  REQUIRE(r.exit_code == 0);
+  return file;
+}
+
+}  // namespace
+
+TEST_CASE("lsjit solve prints a report, --json the summary fields, --out the solution") {
+  for (int dim : {2, 3}) {
+    CAPTURE(dim);
+    const fs::path file = generated("report" + std::to_string(dim), dim);
+    Run r = run("solve " + file.string() + " --verbose");
+    CAPTURE(r.out);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("iter      cost") != std::string::npos);
+    CHECK(r.out.find("Solver Summary (lsjit)") != std::string::npos);
+    CHECK(r.out.find("Termination: function_tolerance") != std::string::npos);
+
+    const fs::path out = file.parent_path() / "solved.g2o";
+    r = run("solve " + file.string() + " --json --linear-solver dense_cholesky --out " + out.string());
+    CAPTURE(r.out);
+    CHECK(r.exit_code == 0);
+    for (const char* field : {"\"initial_cost\"", "\"final_cost\"", "\"iterations\"", "\"termination\"",
+                              "\"trace_s\"", "\"compile_s\"", "\"residual_s\"", "\"jacobian_s\"",
+                              "\"linear_solver_s\"", "\"total_s\"", "\"cache_hits\"", "\"cache_misses\"",
+                              "\"linear_solver\": \"dense_cholesky\""})
+      CHECK(r.out.find(field) != std::string::npos);
+    const lsjit::io::PoseGraph before = lsjit::io::read_g2o(file), after = lsjit::io::read_g2o(out);
+    CHECK(after.num_vertices() == before.num_vertices());
+    CHECK(after.num_edges() == before.num_edges());
+  }
+}
+
+TEST_CASE("lsjit solve reports bad usage with exit code 2 and bad files with 1") {
+  const fs::path file = generated("usage", 2);
+  CHECK(run("solve").exit_code == 2);
+  CHECK(run("solve " + file.string() + " --linear-solver qr").exit_code == 2);
+  CHECK(run("solve " + file.string() + " --max-iterations -3").exit_code == 2);
+  CHECK(run("solve " + file.string() + " --threads").exit_code == 2);
+  CHECK(run("solve " + file.string() + " --frobnicate").exit_code == 2);
+  CHECK(run("solve " + file.string() + " " + file.string()).exit_code == 2);
+  const Run missing = run("solve /nonexistent/graph.g2o");
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.out.find("/nonexistent/graph.g2o") != std::string::npos);
+  const fs::path bad = file.parent_path() / "bad.g2o";
+  {
+    std::ofstream(bad) << "VERTEX_SE2 0 0 0 0\nEDGE_SE2 0 1 1 0 0 1 0 0 1 0\n";
+  }
+  const Run r = run("solve " + bad.string());
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("bad.g2o:2:") != std::string::npos);
+}

@@ -1,0 +1,145 @@
+// lsjit solve FILE: read a standard problem file, solve it, print the summary, optionally
+// write the solution in the same format.
+#include <charconv>
+#include <fstream>
+#include <optional>
+#include <ostream>
+
+#include "commands.h"
+#include "lsjit/ir/error.h"
+#include "lsjit/runtime/pose_graph_problem.h"
+
+namespace lsjit::cli {
+namespace {
+
+constexpr const char* kSolveUsage = R"(usage: lsjit solve FILE [options]
+
+Solves a problem file and prints the solver summary (cost is 1/2 sum |r|^2).
+
+  --format g2o          the file's format (default: from its content)
+  --out FILE            write the solution in the same format
+  --linear-solver NAME  sparse_cholesky (default), dense_cholesky, eigen_sparse_cholesky, cg
+  --max-iterations N    (default 50)
+  --function-tolerance X, --gradient-tolerance X, --parameter-tolerance X
+  --threads N           evaluation threads (default 1; 0: all hardware threads)
+  --verbose             one line per iteration
+  --json                print the summary as one JSON object instead of the report
+)";
+
+std::optional<long> parse_int(const std::string& s) {
+  long v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> parse_double(const std::string& s) {
+  try {
+    size_t used = 0;
+    const double v = std::stod(s, &used);
+    if (used != s.size()) return std::nullopt;
+    return v;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// "g2o" when the first token of the first non-comment line is a g2o tag, else "".
+std::string detect_format(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(path + ": cannot open the file");
+  for (std::string line; std::getline(in, line);) {
+    const size_t start = line.find_first_not_of(" \t\r");
+    if (start == std::string::npos || line[start] == '#') continue;
+    if (line.compare(start, 7, "VERTEX_") == 0 || line.compare(start, 5, "EDGE_") == 0 ||
+        line.compare(start, 3, "FIX") == 0)
+      return "g2o";
+    return "";
+  }
+  return "";
+}
+
+}  // namespace
+
+int solve_command(const Args& args, std::ostream& out, std::ostream& err) {
+  std::string file, format, out_file;
+  SolverOptions options;
+  bool json = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> std::optional<std::string> {
+      if (i + 1 >= args.size()) return std::nullopt;
+      return args[++i];
+    };
+    auto bad = [&](const std::string& what) {
+      err << "lsjit solve: " << a << " " << what << "\n";
+      return 2;
+    };
+    if (a == "--help" || a == "-h") {
+      out << kSolveUsage;
+      return 0;
+    } else if (a == "--json") {
+      json = true;
+    } else if (a == "--verbose") {
+      options.verbose = true;
+    } else if (a == "--format" || a == "--out" || a == "--linear-solver") {
+      const auto v = value();
+      if (!v) return bad("needs a value");
+      if (a == "--format") {
+        if (*v != "g2o") return bad("expects g2o, not '" + *v + "'");
+        format = *v;
+      } else if (a == "--out") {
+        out_file = *v;
+      } else {
+        const auto s = linear_solver_from_name(*v);
+        if (!s) return bad("expects sparse_cholesky, dense_cholesky, eigen_sparse_cholesky or cg, not '" + *v + "'");
+        options.linear_solver = *s;
+      }
+    } else if (a == "--max-iterations" || a == "--threads") {
+      const auto v = value();
+      const auto n = v ? parse_int(*v) : std::nullopt;
+      if (!n || *n < 0) return bad("expects a non-negative integer");
+      (a == "--threads" ? options.num_threads : options.max_iterations) = static_cast<int>(*n);
+    } else if (a == "--function-tolerance" || a == "--gradient-tolerance" || a == "--parameter-tolerance") {
+      const auto v = value();
+      const auto x = v ? parse_double(*v) : std::nullopt;
+      if (!x || !(*x >= 0)) return bad("expects a non-negative number");
+      if (a == "--function-tolerance") options.function_tolerance = *x;
+      else if (a == "--gradient-tolerance") options.gradient_tolerance = *x;
+      else options.parameter_tolerance = *x;
+    } else if (!a.empty() && a[0] == '-') {
+      err << "lsjit solve: unknown option " << a << "\n" << kSolveUsage;
+      return 2;
+    } else if (file.empty()) {
+      file = a;
+    } else {
+      err << "lsjit solve: one FILE expected, got '" << file << "' and '" << a << "'\n";
+      return 2;
+    }
+  }
+  if (file.empty()) {
+    err << kSolveUsage;
+    return 2;
+  }
+  if (format.empty()) format = detect_format(file);
+  if (format != "g2o") {
+    err << "lsjit solve: " << file << ": cannot tell the format (expected a g2o file: VERTEX_ / EDGE_ lines); "
+        << "pass --format\n";
+    return 1;
+  }
+
+  io::PoseGraph graph = io::read_g2o(file);
+  PoseGraphProblem p = make_pose_graph_problem(graph);
+  options.log = &out;
+  if (json) options.verbose = false;
+  const SolveResult result = p.problem.analyze().solve(p.initial, options);
+  if (!out_file.empty() && result.summary.usable()) {
+    update_poses(graph, result.values);
+    io::write_g2o(out_file, graph);
+  }
+  if (json) out << result.summary.json() << "\n";
+  else out << result.summary.report();
+  return result.summary.usable() ? 0 : 1;
+}
+
+}  // namespace lsjit::cli
