@@ -26,7 +26,7 @@ cmake --preset default
 cmake --build --preset default
 
 case "$job" in
-  main) ./build/lsjit trace se3_between ;;
+  main) ./build/lsjit solve data/pose_graph_se3_500.g2o --verbose ;;
   test) ctest --preset default ;;
   *) echo "setup: unknown job '$job' (expected main or test)" >&2; exit 2 ;;
 esac

@@ -15,8 +15,10 @@ struct CliRun {
   std::string out;  // stdout and stderr, interleaved
 };
 
-inline CliRun run_cli(const std::string& args) {
-  const std::string command = std::string(LSJIT_CLI_PATH) + " " + args + " 2>&1";
+// `environment`: assignments (NAME=VALUE ...) for the child only.
+inline CliRun run_cli(const std::string& args, const std::string& environment = "") {
+  const std::string command = (environment.empty() ? "" : "env " + environment + " ") +
+                              std::string(LSJIT_CLI_PATH) + " " + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);
   CliRun r{0, ""};

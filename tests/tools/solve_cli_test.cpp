@@ -1,9 +1,11 @@
 // lsjit solve, run as a separate process on a generated pose graph.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "../support/run_cli.h"
 #include "lsjit/runtime/io/g2o.h"
@@ -12,7 +14,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using Run = lsjit::testing::CliRun;
-Run run(const std::string& args) { return lsjit::testing::run_cli(args); }
+Run run(const std::string& args, const std::string& environment = "") {
+  return lsjit::testing::run_cli(args, environment);
+}
 
 fs::path generated(const std::string& name, int dim) {
   const fs::path dir = fs::path(LSJIT_TEST_TMP_DIR) / ("solve_" + name);
@@ -72,4 +76,29 @@ TEST_CASE("lsjit solve reports bad usage with exit code 2 and bad files with 1")
   CAPTURE(r.out);
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("bad.g2o:2:") != std::string::npos);
+}
+
+TEST_CASE("LSJIT_DUMP_DIR: a program that embeds lsjit writes each cost group's trace at every stage") {
+  const fs::path file = generated("dump", 3);
+  const fs::path dump = file.parent_path() / "dump";
+  const Run r = run("solve " + file.string() + " --json", "LSJIT_DUMP_DIR=" + dump.string());
+  CAPTURE(r.out);
+  REQUIRE(r.exit_code == 0);
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dump)) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  REQUIRE(names.size() == 4);
+  const std::string stem = names[0].substr(0, names[0].find('.'));
+  CHECK(stem.rfind("se3_between-", 0) == 0);
+  CHECK(stem.size() == std::string("se3_between-").size() + 12);
+  CHECK(names == std::vector<std::string>{stem + ".jacobian.ir", stem + ".normal_equations.ir",
+                                          stem + ".simplified.ir", stem + ".traced.ir"});
+  // Each file is valid IR text at its stage: lsjit trace reads it back.
+  for (const auto& name : names) {
+    CAPTURE(name);
+    const std::string stage = name.substr(stem.size() + 1, name.size() - stem.size() - 4);
+    const Run t = run("trace " + (dump / name).string() + " --stage " + stage);
+    CHECK(t.exit_code == 0);
+    CHECK(t.out.find("stage=" + stage) != std::string::npos);
+  }
 }
