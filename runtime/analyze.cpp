@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -88,6 +89,8 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
   compiler::KernelCache& cache = options.cache ? *options.cache : compiler::default_cache();
 
   // 1. Trace and merge.
+  if (groups_.size() > std::numeric_limits<uint16_t>::max())
+    throw Error("lsjit: more than 65535 cost groups in one problem");
   std::vector<Merged> merged;
   for (const auto& g : groups_) {
     if (g->var_types.size() > detail::kMaxSlots || g->var_types.empty())
@@ -210,13 +213,11 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
       kg.data.insert(kg.data.end(), part->data.begin(), part->data.end());
       kg.instances += static_cast<int64_t>(part->instances);
     }
+    kg.first_instance = layout->instances;
+    layout->instances += kg.instances;
     kg.residual_offset = layout->residual_buffer_size;
     layout->residual_buffer_size += static_cast<uint64_t>(kg.instances) * kg.residual_dim;
     layout->residuals += static_cast<size_t>(kg.instances) * kg.residual_dim;
-    for (const compiler::OutputArray& a : kg.normal->layout.outputs) {
-      kg.normal_offset.push_back(layout->normal_buffer_size);
-      layout->normal_buffer_size += static_cast<uint64_t>(kg.instances) * a.per_instance;
-    }
   }
 
   // 6. The pattern of H and the gather lists.
@@ -243,31 +244,31 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
     return static_cast<uint64_t>(std::lower_bound(block_offsets.begin(), block_offsets.end(), off) -
                                  block_offsets.begin());
   };
-  std::vector<std::pair<uint64_t, detail::Source>> h_items;   // (stored block, source)
-  std::vector<std::pair<uint64_t, uint64_t>> g_items;         // (free variable, offset)
-  for (const auto& kg : layout->groups) {
+  std::vector<std::pair<uint64_t, detail::Source>> h_items;  // (stored block, source)
+  std::vector<std::pair<uint64_t, detail::Source>> g_items;  // (free variable, source)
+  for (uint16_t gi = 0; gi < layout->groups.size(); ++gi) {
+    const detail::KernelGroup& kg = layout->groups[gi];
     const compiler::KernelLayout& L = kg.normal->layout;
     const size_t n = kg.slot_type.size();
     for (int64_t i = 0; i < kg.instances; ++i) {
+      const int64_t instance = kg.first_instance + i;
       for (uint32_t v = 0; v < n; ++v) {
         const int a = free_of(kg, v, i);
         if (a < 0) continue;
-        g_items.emplace_back(a, kg.normal_offset[1 + v] + static_cast<uint64_t>(i) * L.tangent[v]);
+        g_items.push_back({static_cast<uint64_t>(a), {instance, 1 + v, gi, false}});
         for (uint32_t w = v; w < n; ++w) {
           const int b = free_of(kg, w, i);
           if (b < 0) continue;
           const uint32_t array = L.hessian_array(v, w);
-          const uint64_t off = kg.normal_offset[array] +
-                               static_cast<uint64_t>(i) * L.outputs[array].per_instance;
           if (v == w) {
-            h_items.push_back({stored_index(a, a), {off, false}});
+            h_items.push_back({stored_index(a, a), {instance, array, gi, false}});
           } else if (a == b) {  // one variable in two slots: J_vᵀJ_w + J_wᵀJ_v
-            h_items.push_back({stored_index(a, a), {off, false}});
-            h_items.push_back({stored_index(a, a), {off, true}});
+            h_items.push_back({stored_index(a, a), {instance, array, gi, false}});
+            h_items.push_back({stored_index(a, a), {instance, array, gi, true}});
           } else if (a < b) {
-            h_items.push_back({stored_index(a, b), {off, false}});
+            h_items.push_back({stored_index(a, b), {instance, array, gi, false}});
           } else {
-            h_items.push_back({stored_index(b, a), {off, true}});
+            h_items.push_back({stored_index(b, a), {instance, array, gi, true}});
           }
         }
       }
@@ -293,9 +294,9 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
       layout->h_cols[k] = static_cast<uint32_t>(P.block_size(P.col(k)));
     }
   layout->g_begin.assign(layout->free.size() + 1, 0);
-  for (const auto& [k, off] : g_items) {
+  for (const auto& [k, src] : g_items) {
     ++layout->g_begin[k + 1];
-    layout->g_sources.push_back(off);
+    layout->g_sources.push_back(src);
   }
   std::partial_sum(layout->g_begin.begin(), layout->g_begin.end(), layout->g_begin.begin());
 

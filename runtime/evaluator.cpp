@@ -5,50 +5,77 @@
 
 namespace lsjit::detail {
 
-Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool)
-    : layout_(layout), pool_(pool) {
-  for (uint32_t g = 0; g < layout.groups.size(); ++g)
-    for (int64_t b = 0; b < layout.groups[g].instances; b += kChunk)
-      tasks_.push_back({g, b, std::min(b + kChunk, layout.groups[g].instances)});
-  partial_.resize(tasks_.size());
+Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(layout), pool_(pool) {
+  for (uint32_t g = 0; g < layout.groups.size(); ++g) {
+    const KernelGroup& kg = layout.groups[g];
+    for (int64_t b = 0; b < kg.instances; b += kChunk)
+      residual_tasks_.push_back({g, b, std::min(b + kChunk, kg.instances)});
+    std::vector<uint32_t> per;
+    for (const compiler::OutputArray& a : kg.normal->layout.outputs) per.push_back(a.per_instance);
+    per_instance_.push_back(std::move(per));
+  }
+  // Waves over the instances of all groups in order; inside a wave, chunks per group.
+  uint64_t buffer = 0;
+  for (int64_t start = 0; start < layout.instances; start += kWave) {
+    Wave w;
+    w.end = std::min(start + kWave, layout.instances);
+    w.first_task = normal_tasks_.size();
+    uint64_t used = 0;
+    for (uint32_t g = 0; g < layout.groups.size(); ++g) {
+      const KernelGroup& kg = layout.groups[g];
+      const int64_t lo = std::clamp(start - kg.first_instance, int64_t{0}, kg.instances);
+      const int64_t hi = std::clamp(w.end - kg.first_instance, int64_t{0}, kg.instances);
+      w.group_begin.push_back(lo);
+      std::vector<uint64_t> bases;
+      for (uint32_t per : per_instance_[g]) {
+        bases.push_back(used);
+        used += static_cast<uint64_t>(hi - lo) * per;
+      }
+      w.array_base.push_back(std::move(bases));
+      for (int64_t b = lo; b < hi; b += kChunk) normal_tasks_.push_back({g, b, std::min(b + kChunk, hi)});
+    }
+    w.last_task = normal_tasks_.size();
+    buffer = std::max(buffer, used);
+    waves_.push_back(std::move(w));
+  }
+  wave_buffer_.resize(buffer);
+  partial_.resize(std::max(residual_tasks_.size(), normal_tasks_.size()));
 }
 
+// Runs `kernel` on the group's instances [begin, end), whose outputs go to `outputs` at
+// (i - shift) * per_instance: the index and data arrays are offset by `shift` so that the
+// kernel's absolute indexing lands in a buffer that starts at instance `shift`.
 void Evaluator::run_kernel(const KernelGroup& kg, const compiler::Kernel& kernel, int64_t begin,
-                           int64_t end, const State& state, double* buffer,
-                           const uint64_t* offsets, size_t arrays) {
+                           int64_t end, int64_t shift, const State& state, double* const* outputs) {
   const double* values[kMaxSlots];
   const int32_t* indices[kMaxSlots];
-  double* outputs[1 + kMaxSlots + kMaxSlots * (kMaxSlots + 1) / 2];
-  const size_t slots = kg.slot_type.size();
-  for (size_t s = 0; s < slots; ++s) {
+  for (size_t s = 0; s < kg.slot_type.size(); ++s) {
     values[s] = state[kg.slot_type[s]].data();
-    indices[s] = kg.rows[s].data();
+    indices[s] = kg.rows[s].data() + shift;
   }
-  for (size_t a = 0; a < arrays; ++a) outputs[a] = buffer + offsets[a];
   compiler::KernelArgs args;
-  args.begin = begin;
-  args.end = end;
+  args.begin = begin - shift;
+  args.end = end - shift;
   args.indices = indices;
   args.values = values;
-  args.data = kg.data.empty() ? nullptr : kg.data.data();
+  args.data = kg.data.empty() ? nullptr : kg.data.data() + shift * kg.data_stride;
   args.outputs = outputs;
   kernel(args);
 }
 
 double Evaluator::cost(const State& state) {
   if (residual_buffer_.empty()) residual_buffer_.resize(layout_.residual_buffer_size);
-  pool_.run(tasks_.size(), [&](size_t t) {
-    const Task& task = tasks_[t];
+  pool_.run(residual_tasks_.size(), [&](size_t t) {
+    const Task& task = residual_tasks_[t];
     const KernelGroup& kg = layout_.groups[task.group];
-    run_kernel(kg, *kg.residual, task.begin, task.end, state, residual_buffer_.data(),
-               &kg.residual_offset, 1);
-    const double* r = residual_buffer_.data() + kg.residual_offset;
+    double* res = residual_buffer_.data() + kg.residual_offset;
+    run_kernel(kg, *kg.residual, task.begin, task.end, 0, state, &res);
     double sum = 0;
-    for (int64_t k = task.begin * kg.residual_dim; k < task.end * kg.residual_dim; ++k) sum += r[k] * r[k];
+    for (int64_t k = task.begin * kg.residual_dim; k < task.end * kg.residual_dim; ++k) sum += res[k] * res[k];
     partial_[t] = 0.5 * sum;
   });
   double cost = 0;
-  for (double p : partial_) cost += p;
+  for (size_t t = 0; t < residual_tasks_.size(); ++t) cost += partial_[t];
   return cost;
 }
 
@@ -63,60 +90,75 @@ std::string Evaluator::first_non_finite_residual() const {
   return "";
 }
 
-double Evaluator::normal_equations(const State& state, double* g,
-                                   linear::BlockSparseSymmetric& H) {
-  if (normal_buffer_.empty()) normal_buffer_.resize(layout_.normal_buffer_size);
-  double* buffer = normal_buffer_.data();
-  pool_.run(tasks_.size(), [&](size_t t) {
-    const Task& task = tasks_[t];
-    const KernelGroup& kg = layout_.groups[task.group];
-    run_kernel(kg, *kg.normal, task.begin, task.end, state, buffer, kg.normal_offset.data(),
-               kg.normal_offset.size());
-    const double* c = buffer + kg.normal_offset[0];
-    double sum = 0;
-    for (int64_t i = task.begin; i < task.end; ++i) sum += c[i];
-    partial_[t] = sum;
-  });
-  double cost = 0;
-  for (double p : partial_) cost += p;
+const double* Evaluator::source(const Wave& wave, const Source& s) const {
+  const int64_t local = s.instance - layout_.groups[s.group].first_instance - wave.group_begin[s.group];
+  return wave_buffer_.data() + wave.array_base[s.group][s.array] +
+         static_cast<uint64_t>(local) * per_instance_[s.group][s.array];
+}
 
-  // Assembly: every destination is written by one task, its sources summed in order.
+double Evaluator::normal_equations(const State& state, double* g, linear::BlockSparseSymmetric& H) {
+  H.set_zero();
+  std::fill(g, g + layout_.tangent_dim, 0.0);
+  h_cursor_.assign(layout_.h_begin.begin(), layout_.h_begin.end() - (layout_.h_begin.empty() ? 0 : 1));
+  g_cursor_.assign(layout_.g_begin.begin(), layout_.g_begin.end() - (layout_.g_begin.empty() ? 0 : 1));
+  double* values = H.values().data();
   const size_t blocks = layout_.h_value_offset.size();
   const size_t vars = layout_.free.size();
-  constexpr size_t kBlocksPerTask = 512;
-  const size_t h_tasks = (blocks + kBlocksPerTask - 1) / kBlocksPerTask;
-  const size_t g_tasks = (vars + kBlocksPerTask - 1) / kBlocksPerTask;
-  double* values = H.values().data();
-  pool_.run(h_tasks + g_tasks, [&](size_t t) {
-    if (t < h_tasks) {
-      for (size_t b = t * kBlocksPerTask; b < std::min(blocks, (t + 1) * kBlocksPerTask); ++b) {
-        const uint32_t rows = layout_.h_rows[b], cols = layout_.h_cols[b];
-        double* dst = values + layout_.h_value_offset[b];
-        std::fill(dst, dst + rows * cols, 0.0);
-        for (uint64_t s = layout_.h_begin[b]; s < layout_.h_begin[b + 1]; ++s) {
-          const Source& src = layout_.h_sources[s];
-          const double* in = buffer + src.offset;
-          if (!src.transpose) {
-            for (uint32_t k = 0; k < rows * cols; ++k) dst[k] += in[k];
-          } else {  // in is cols x rows
-            for (uint32_t r = 0; r < rows; ++r)
-              for (uint32_t c = 0; c < cols; ++c) dst[r * cols + c] += in[c * rows + r];
+  constexpr size_t kPerTask = 512;
+  const size_t h_tasks = (blocks + kPerTask - 1) / kPerTask;
+  const size_t g_tasks = (vars + kPerTask - 1) / kPerTask;
+
+  double cost = 0;
+  for (const Wave& wave : waves_) {
+    // Kernels: this wave's instances into the wave buffer.
+    pool_.run(wave.last_task - wave.first_task, [&](size_t t) {
+      const Task& task = normal_tasks_[wave.first_task + t];
+      const KernelGroup& kg = layout_.groups[task.group];
+      const int64_t shift = wave.group_begin[task.group];
+      double* outputs[1 + kMaxSlots + kMaxSlots * (kMaxSlots + 1) / 2];
+      for (size_t a = 0; a < wave.array_base[task.group].size(); ++a)
+        outputs[a] = wave_buffer_.data() + wave.array_base[task.group][a];
+      run_kernel(kg, *kg.normal, task.begin, task.end, shift, state, outputs);
+      const double* c = outputs[0];
+      double sum = 0;
+      for (int64_t i = task.begin; i < task.end; ++i) sum += c[i - shift];
+      partial_[wave.first_task + t] = sum;
+    });
+    for (size_t t = wave.first_task; t < wave.last_task; ++t) cost += partial_[t];
+
+    // Assembly: every destination is written by one task and adds this wave's sources in
+    // instance order.
+    pool_.run(h_tasks + g_tasks, [&](size_t t) {
+      if (t < h_tasks) {
+        for (size_t b = t * kPerTask; b < std::min(blocks, (t + 1) * kPerTask); ++b) {
+          const uint32_t rows = layout_.h_rows[b], cols = layout_.h_cols[b];
+          double* dst = values + layout_.h_value_offset[b];
+          uint64_t& s = h_cursor_[b];
+          for (; s < layout_.h_begin[b + 1] && layout_.h_sources[s].instance < wave.end; ++s) {
+            const Source& src = layout_.h_sources[s];
+            const double* in = source(wave, src);
+            if (!src.transpose) {
+              for (uint32_t k = 0; k < rows * cols; ++k) dst[k] += in[k];
+            } else {  // in is cols x rows
+              for (uint32_t r = 0; r < rows; ++r)
+                for (uint32_t c = 0; c < cols; ++c) dst[r * cols + c] += in[c * rows + r];
+            }
+          }
+        }
+      } else {
+        const size_t first = (t - h_tasks) * kPerTask;
+        for (size_t k = first; k < std::min(vars, first + kPerTask); ++k) {
+          const FreeVariable& f = layout_.free[k];
+          double* dst = g + f.offset;
+          uint64_t& s = g_cursor_[k];
+          for (; s < layout_.g_begin[k + 1] && layout_.g_sources[s].instance < wave.end; ++s) {
+            const double* in = source(wave, layout_.g_sources[s]);
+            for (uint32_t c = 0; c < f.tangent; ++c) dst[c] += in[c];
           }
         }
       }
-    } else {
-      const size_t first = (t - h_tasks) * kBlocksPerTask;
-      for (size_t k = first; k < std::min(vars, first + kBlocksPerTask); ++k) {
-        const FreeVariable& f = layout_.free[k];
-        double* dst = g + f.offset;
-        std::fill(dst, dst + f.tangent, 0.0);
-        for (uint64_t s = layout_.g_begin[k]; s < layout_.g_begin[k + 1]; ++s) {
-          const double* in = buffer + layout_.g_sources[s];
-          for (uint32_t c = 0; c < f.tangent; ++c) dst[c] += in[c];
-        }
-      }
-    }
-  });
+    });
+  }
   return cost;
 }
 

@@ -2,9 +2,14 @@
 // cost, gradient and Gauss–Newton matrix (NormalEquations kernels plus assembly through
 // the gather lists of problem_layout.h).
 //
-// Work is cut into fixed chunks of instances (kChunk) and fixed groups of destination
-// blocks, independent of the thread count, and partial sums are combined in chunk order,
-// so every result is bit-identical for any number of threads.
+// The normal-equation kernels write per-instance blocks (for BAL ~130 doubles an
+// instance), so instances are taken in waves of kWave: a wave's kernels fill one buffer,
+// then every destination block adds the wave's sources to itself, in instance order. Memory
+// is one wave's buffer, whatever the problem size. Work inside a wave is cut into fixed
+// chunks of kChunk instances and fixed groups of destinations, independent of the thread
+// count; each destination's sum is taken in instance order across waves and partial cost
+// sums are combined in chunk order, so every result is bit-identical for any number of
+// threads (and equal to a single wave's).
 //
 // State: per variable type t, state[t] holds the rows of `ambient` doubles in the row
 // order of ProblemLayout::types[t].
@@ -25,6 +30,7 @@ using State = std::vector<std::vector<double>>;
 class Evaluator {
  public:
   static constexpr int64_t kChunk = 256;
+  static constexpr int64_t kWave = 64 * kChunk;
 
   // Borrows layout and pool for its lifetime.
   Evaluator(const ProblemLayout& layout, ThreadPool& pool);
@@ -37,22 +43,31 @@ class Evaluator {
 
   // Cost, g = Jᵀr (tangent_dim doubles) and H = JᵀJ over the free variables (H must have
   // layout.pattern). Returns the cost.
-  double normal_equations(const State& state, double* g,
-                          linear::BlockSparseSymmetric& H);
+  double normal_equations(const State& state, double* g, linear::BlockSparseSymmetric& H);
 
  private:
-  struct Task {
+  struct Task {  // instances [begin, end) of one group
     uint32_t group;
     int64_t begin, end;
   };
+  struct Wave {
+    int64_t end;                        // instances before it are done (across groups)
+    size_t first_task, last_task;       // its tasks, [first, last)
+    std::vector<int64_t> group_begin;   // per group: first local instance in the wave
+    std::vector<std::vector<uint64_t>> array_base;  // per group, per output array: offset
+                                                    // of its block in the wave buffer
+  };
   void run_kernel(const KernelGroup& kg, const compiler::Kernel& kernel, int64_t begin, int64_t end,
-                  const State& state, double* buffer, const uint64_t* offsets,
-                  size_t arrays);
+                  int64_t shift, const State& state, double* const* outputs);
+  const double* source(const Wave& wave, const Source& s) const;
 
   const ProblemLayout& layout_;
   ThreadPool& pool_;
-  std::vector<Task> tasks_;
-  std::vector<double> residual_buffer_, normal_buffer_, partial_;
+  std::vector<Task> residual_tasks_, normal_tasks_;
+  std::vector<Wave> waves_;
+  std::vector<std::vector<uint32_t>> per_instance_;  // per group, per output array
+  std::vector<double> residual_buffer_, wave_buffer_, partial_;
+  std::vector<uint64_t> h_cursor_, g_cursor_;
 };
 
 }  // namespace lsjit::detail

@@ -15,7 +15,8 @@
 // (free(v), free(w)), transposed when free(v) > free(w), and both ways onto the diagonal
 // when one variable fills two slots; contributions involving a constant variable are
 // dropped. The gather lists keep, per destination, the sources in instance order, so sums
-// are identical whatever the thread count.
+// are identical whatever the thread count, and however the Evaluator cuts the instances
+// into waves (evaluator.h).
 #pragma once
 
 #include <cstdint>
@@ -51,14 +52,16 @@ struct KernelGroup {
   std::vector<std::vector<int32_t>> rows;          // [slot][instance]
   uint32_t data_stride = 0;
   std::vector<double> data;                        // [instance * data_stride + ...]
-  // Where this group's outputs live in an Evaluator's buffers (in doubles):
-  uint64_t residual_offset = 0;                    // res: instances * residual_dim
-  std::vector<uint64_t> normal_offset;             // per output array of `normal`
+  int64_t first_instance = 0;                     // of the group, across groups
+  uint64_t residual_offset = 0;                    // of its residuals in the residual buffer
 };
 
-// A source of a gather: a per-instance block in the normal-equations buffer.
+// A source of a gather: the block output array `array` of instance `instance` (numbered
+// across groups in group order: group g's instance i is instance first_instance[g] + i).
 struct Source {
-  uint64_t offset;
+  int64_t instance;
+  uint32_t array;
+  uint16_t group;
   bool transpose;  // add the transpose (square diagonal destinations of a repeated variable,
                    // or blocks stored as (w, v))
 };
@@ -80,18 +83,18 @@ struct ProblemLayout {
 
   std::shared_ptr<const linear::BlockPattern> pattern;  // of H, over the free variables
   // H gather: for stored block b (pattern order), sources h_sources[h_begin[b] ..
-  // h_begin[b+1]), each a T_row x T_col block (or its transpose) added to values at
-  // h_value_offset[b].
+  // h_begin[b+1]) in instance order, each a T_row x T_col block (or its transpose) added to
+  // values at h_value_offset[b].
   std::vector<uint64_t> h_begin;
   std::vector<Source> h_sources;
   std::vector<uint64_t> h_value_offset;
   std::vector<uint32_t> h_rows, h_cols;  // block dimensions
   // g gather: for free variable k, g_sources[g_begin[k] .. g_begin[k+1]) (never transposed).
   std::vector<uint64_t> g_begin;
-  std::vector<uint64_t> g_sources;
+  std::vector<Source> g_sources;
 
+  int64_t instances = 0;              // across groups
   uint64_t residual_buffer_size = 0;  // doubles
-  uint64_t normal_buffer_size = 0;
 
   // analyze() measurements.
   double trace_s = 0, compile_s = 0, analyze_s = 0;

@@ -344,3 +344,41 @@ TEST_CASE("Gauss-Newton reaches the same minimum on a well-conditioned problem")
   CHECK(r_gn.summary.final_cost == doctest::Approx(r_lm.summary.final_cost).epsilon(1e-8));
   CHECK(max_relative_difference(r_gn.values, r_lm.values, 15) < 1e-6);
 }
+
+TEST_CASE("normal equations over several evaluation waves: every instance counted once") {
+  // 50,000 anchors (three waves of 16,384 instances and a part) on 7 variables plus springs
+  // between them: g and the diagonal of JᵀJ have closed forms for the anchors.
+  const int n = 50000, vars = 7;
+  std::vector<int64_t> ids;
+  std::vector<Eigen::Vector3d> where;
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int i = 0; i < n; ++i) {
+    ids.push_back(i % vars);
+    where.emplace_back(u(rng), u(rng), u(rng));
+  }
+  Problem p;
+  p.add(anchor, VecVar<3>::batch(ids), where);
+  Values x;
+  for (int v = 0; v < vars; ++v) x.set(VecVar<3>(v), Eigen::Vector3d(u(rng), u(rng), u(rng)));
+  const AnalyzedProblem a = p.analyze(with_cache(memory_cache()));
+  const auto e = a.evaluate(x, true, 2);
+  Eigen::VectorXd g = Eigen::VectorXd::Zero(3 * vars);
+  double cost = 0;
+  for (int i = 0; i < n; ++i) {
+    const Eigen::Vector3d r = x.get(VecVar<3>(ids[i])) - where[i];
+    g.segment<3>(3 * ids[i]) += r;
+    cost += 0.5 * r.squaredNorm();
+  }
+  CHECK(e.cost == doctest::Approx(cost).epsilon(1e-12));
+  CHECK((e.gradient - g).norm() <= 1e-12 * g.norm());
+  Eigen::MatrixXd expected = Eigen::MatrixXd::Zero(3 * vars, 3 * vars);
+  for (int i = 0; i < n; ++i) expected.block<3, 3>(3 * ids[i], 3 * ids[i]) += Eigen::Matrix3d::Identity();
+  CHECK(e.gauss_newton == expected);
+  // Thread counts do not change a bit.
+  const auto e1 = a.evaluate(x, true, 1), e3 = a.evaluate(x, true, 3);
+  CHECK(e1.cost == e.cost);
+  CHECK(e1.gradient == e.gradient);
+  CHECK(e3.gradient == e.gradient);
+  CHECK(e3.gauss_newton == e.gauss_newton);
+}
