@@ -102,3 +102,20 @@ TEST_CASE("LSJIT_DUMP_DIR: a program that embeds lsjit writes each cost group's 
     CHECK(t.out.find("stage=" + stage) != std::string::npos);
   }
 }
+
+TEST_CASE("lsjit solve reads BAL files, detected from their header, and writes the solution") {
+  const fs::path dir = fs::path(LSJIT_TEST_TMP_DIR) / "solve_bal";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path file = dir / "problem.txt", out = dir / "solved.txt";
+  REQUIRE(run("generate bal --cameras 5 --points 60 --observations-per-point 3 --seed 4 --out " +
+              file.string()).exit_code == 0);
+  const Run r = run("solve " + file.string() + " --json --out " + out.string());
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("\"converged\": true") != std::string::npos);
+  CHECK(r.out.find("\"residual_blocks\": 180") != std::string::npos);
+  CHECK(fs::exists(out));
+  CHECK(run("solve " + file.string() + " --format g2o").exit_code == 1);
+  CHECK(run("solve " + file.string() + " --format pcd").exit_code == 2);
+}

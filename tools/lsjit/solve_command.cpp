@@ -1,12 +1,16 @@
 // lsjit solve FILE: read a standard problem file, solve it, print the summary, optionally
 // write the solution in the same format.
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <optional>
 #include <ostream>
+#include <sstream>
+#include <vector>
 
 #include "commands.h"
 #include "lsjit/ir/error.h"
+#include "lsjit/runtime/bal_problem.h"
 #include "lsjit/runtime/pose_graph_problem.h"
 
 namespace lsjit::cli {
@@ -14,9 +18,10 @@ namespace {
 
 constexpr const char* kSolveUsage = R"(usage: lsjit solve FILE [options]
 
-Solves a problem file and prints the solver summary (cost is 1/2 sum |r|^2).
+Solves a g2o pose graph or a BAL bundle-adjustment file and prints the solver summary
+(cost is 1/2 sum |r|^2).
 
-  --format g2o          the file's format (default: from its content)
+  --format g2o|bal      the file's format (default: from its content)
   --out FILE            write the solution in the same format
   --linear-solver NAME  sparse_cholesky (default), dense_cholesky, eigen_sparse_cholesky, cg
   --max-iterations N    (default 50)
@@ -44,7 +49,8 @@ std::optional<double> parse_double(const std::string& s) {
   }
 }
 
-// "g2o" when the first token of the first non-comment line is a g2o tag, else "".
+// From the first non-blank, non-comment line: "g2o" when it starts with a g2o tag, "bal"
+// when it is three non-negative integers (BAL's counts), else "".
 std::string detect_format(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw Error(path + ": cannot open the file");
@@ -54,9 +60,38 @@ std::string detect_format(const std::string& path) {
     if (line.compare(start, 7, "VERTEX_") == 0 || line.compare(start, 5, "EDGE_") == 0 ||
         line.compare(start, 3, "FIX") == 0)
       return "g2o";
-    return "";
+    std::istringstream tokens(line);
+    std::vector<std::string> t;
+    for (std::string tok; tokens >> tok;) t.push_back(tok);
+    const bool counts = t.size() == 3 && std::all_of(t.begin(), t.end(), [](const std::string& x) {
+      return parse_int(x).has_value() && *parse_int(x) >= 0;
+    });
+    return counts ? "bal" : "";
   }
   return "";
+}
+
+// Solves and writes the solution to `out_file` (if any) in the file's format.
+SolveResult solve_file(const std::string& file, const std::string& format, const std::string& out_file,
+                       const SolverOptions& options) {
+  if (format == "bal") {
+    io::BalProblem bal = io::read_bal(file);
+    BalLeastSquares p = make_bal_problem(bal);
+    SolveResult r = p.problem.analyze().solve(p.initial, options);
+    if (!out_file.empty() && r.summary.usable()) {
+      update_bal(bal, r.values);
+      io::write_bal(out_file, bal);
+    }
+    return r;
+  }
+  io::PoseGraph graph = io::read_g2o(file);
+  PoseGraphProblem p = make_pose_graph_problem(graph);
+  SolveResult r = p.problem.analyze().solve(p.initial, options);
+  if (!out_file.empty() && r.summary.usable()) {
+    update_poses(graph, r.values);
+    io::write_g2o(out_file, graph);
+  }
+  return r;
 }
 
 }  // namespace
@@ -86,7 +121,7 @@ int solve_command(const Args& args, std::ostream& out, std::ostream& err) {
       const auto v = value();
       if (!v) return bad("needs a value");
       if (a == "--format") {
-        if (*v != "g2o") return bad("expects g2o, not '" + *v + "'");
+        if (*v != "g2o" && *v != "bal") return bad("expects g2o or bal, not '" + *v + "'");
         format = *v;
       } else if (a == "--out") {
         out_file = *v;
@@ -122,21 +157,14 @@ int solve_command(const Args& args, std::ostream& out, std::ostream& err) {
     return 2;
   }
   if (format.empty()) format = detect_format(file);
-  if (format != "g2o") {
-    err << "lsjit solve: " << file << ": cannot tell the format (expected a g2o file: VERTEX_ / EDGE_ lines); "
-        << "pass --format\n";
+  if (format.empty()) {
+    err << "lsjit solve: " << file << ": cannot tell the format (expected g2o VERTEX_ / EDGE_ "
+        << "lines, or a BAL header of three counts); pass --format\n";
     return 1;
   }
-
-  io::PoseGraph graph = io::read_g2o(file);
-  PoseGraphProblem p = make_pose_graph_problem(graph);
   options.log = &out;
   if (json) options.verbose = false;
-  const SolveResult result = p.problem.analyze().solve(p.initial, options);
-  if (!out_file.empty() && result.summary.usable()) {
-    update_poses(graph, result.values);
-    io::write_g2o(out_file, graph);
-  }
+  const SolveResult result = solve_file(file, format, out_file, options);
   if (json) out << result.summary.json() << "\n";
   else out << result.summary.report();
   return result.summary.usable() ? 0 : 1;
