@@ -159,6 +159,21 @@ AnalyzedProblem::Evaluation AnalyzedProblem::evaluate(const Values& values, bool
   return e;
 }
 
+linear::BlockSparseSymmetric AnalyzedProblem::gauss_newton_matrix(const Values& values, double* gradient,
+                                                                  double* cost, int num_threads) const {
+  std::vector<std::vector<double>> state;
+  if (std::string missing = load_state(*layout_, values, state); !missing.empty())
+    throw Error("lsjit::AnalyzedProblem::gauss_newton_matrix: " + missing);
+  detail::ThreadPool pool(num_threads);
+  detail::Evaluator evaluator(*layout_, pool);
+  linear::BlockSparseSymmetric H(layout_->pattern);
+  std::vector<double> g(static_cast<size_t>(layout_->tangent_dim));
+  const double c = evaluator.normal_equations(state, g.data(), H);
+  if (gradient) std::copy(g.begin(), g.end(), gradient);
+  if (cost) *cost = c;
+  return H;
+}
+
 std::vector<AnalyzedProblem::GroupInfo> AnalyzedProblem::groups() const {
   std::vector<GroupInfo> out;
   for (const auto& g : layout_->groups)

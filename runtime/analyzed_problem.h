@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "lsjit/runtime/linear/block_sparse.h"
 #include "lsjit/runtime/solver_options.h"
 #include "lsjit/runtime/values.h"
 
@@ -61,6 +62,11 @@ class AnalyzedProblem {
     Eigen::MatrixXd gauss_newton;  // empty unless asked for
   };
   Evaluation evaluate(const Values& values, bool gauss_newton = false, int num_threads = 1) const;
+  // The same Gauss–Newton matrix in its block-sparse form (one block per free variable, in
+  // free_variables() order; runtime/linear/block_sparse.h), for large problems. `gradient`
+  // (tangent_dim doubles) and `cost` are filled when not nullptr.
+  linear::BlockSparseSymmetric gauss_newton_matrix(const Values& values, double* gradient = nullptr,
+                                                   double* cost = nullptr, int num_threads = 1) const;
 
   struct GroupInfo {
     std::string cost;
