@@ -132,6 +132,10 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
       }
     }
     kg.residual_dim = m.traced.signature.residual_dim;
+    const compiler::KernelLayout& L = kg.normal->layout;
+    kg.hessian_slots.assign(L.outputs.size(), {0, 0});
+    for (uint32_t v = 0; v < L.num_vars; ++v)
+      for (uint32_t w = v; w < L.num_vars; ++w) kg.hessian_slots[L.hessian_array(v, w)] = {v, w};
     kg.data_stride = kg.normal->layout.data_stride;
     kg.traced = std::move(m.traced);
     layout->groups.push_back(std::move(kg));
@@ -200,7 +204,13 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
   for (size_t gi = 0; gi < merged.size(); ++gi) {
     detail::KernelGroup& kg = layout->groups[gi];
     kg.rows.resize(kg.slot_type.size());
+    const bool robust = std::any_of(merged[gi].parts.begin(), merged[gi].parts.end(),
+                                    [](const detail::CostGroup* part) { return !part->losses.empty(); });
     for (const detail::CostGroup* part : merged[gi].parts) {
+      if (robust) {
+        if (part->losses.empty()) kg.losses.insert(kg.losses.end(), part->instances, TrivialLoss());
+        else kg.losses.insert(kg.losses.end(), part->losses.begin(), part->losses.end());
+      }
       for (size_t s = 0; s < kg.slot_type.size(); ++s) {
         const auto& table_ids = layout->types[kg.slot_type[s]].ids;
         for (int64_t id : part->ids[s]) {

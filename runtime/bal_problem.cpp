@@ -4,7 +4,7 @@
 
 namespace lsjit {
 
-BalLeastSquares make_bal_problem(const io::BalProblem& bal) {
+BalLeastSquares make_bal_problem(const io::BalProblem& bal, const Loss& loss) {
   BalLeastSquares p;
   if (!bal.observations.empty()) {
     std::vector<int64_t> cameras, points;
@@ -17,8 +17,12 @@ BalLeastSquares make_bal_problem(const io::BalProblem& bal) {
       points.push_back(o.point);
       xy.push_back(o.xy);
     }
-    p.problem.add(standard_costs::snavely_cost(), VecVar<9>::batch(std::move(cameras)),
-                  VecVar<3>::batch(std::move(points)), xy);
+    if (loss.kind == Loss::Kind::Trivial)
+      p.problem.add(standard_costs::snavely_cost(), VecVar<9>::batch(std::move(cameras)),
+                    VecVar<3>::batch(std::move(points)), xy);
+    else
+      p.problem.add(standard_costs::snavely_cost(), loss, VecVar<9>::batch(std::move(cameras)),
+                    VecVar<3>::batch(std::move(points)), xy);
   }
   for (size_t c = 0; c < bal.cameras.size(); ++c) p.initial.set(VecVar<9>(static_cast<int64_t>(c)), bal.cameras[c]);
   for (size_t k = 0; k < bal.points.size(); ++k) p.initial.set(VecVar<3>(static_cast<int64_t>(k)), bal.points[k]);

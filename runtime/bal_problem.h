@@ -15,7 +15,9 @@ struct BalLeastSquares {
 };
 
 // Observations are added as one batch, so the problem has one cost group.
-BalLeastSquares make_bal_problem(const io::BalProblem& bal);
+// With a loss, every observation is robustified by it (Ceres' bundle_adjuster uses
+// HuberLoss(1.0) with --robustify).
+BalLeastSquares make_bal_problem(const io::BalProblem& bal, const Loss& loss = TrivialLoss());
 
 // Copies cameras and points from `values` into `bal` (observations unchanged). Throws
 // lsjit::Error if one has no value.

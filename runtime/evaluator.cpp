@@ -18,6 +18,7 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
   uint64_t buffer = 0;
   for (int64_t start = 0; start < layout.instances; start += kWave) {
     Wave w;
+    w.begin = start;
     w.end = std::min(start + kWave, layout.instances);
     w.first_task = normal_tasks_.size();
     uint64_t used = 0;
@@ -39,6 +40,7 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
     waves_.push_back(std::move(w));
   }
   wave_buffer_.resize(buffer);
+  corrections_.resize(static_cast<size_t>(std::min(kWave, layout.instances)));
   partial_.resize(std::max(residual_tasks_.size(), normal_tasks_.size()));
 }
 
@@ -71,8 +73,19 @@ double Evaluator::cost(const State& state) {
     double* res = residual_buffer_.data() + kg.residual_offset;
     run_kernel(kg, *kg.residual, task.begin, task.end, 0, state, &res);
     double sum = 0;
-    for (int64_t k = task.begin * kg.residual_dim; k < task.end * kg.residual_dim; ++k) sum += res[k] * res[k];
-    partial_[t] = 0.5 * sum;
+    if (kg.losses.empty()) {
+      for (int64_t k = task.begin * kg.residual_dim; k < task.end * kg.residual_dim; ++k) sum += res[k] * res[k];
+      sum *= 0.5;
+    } else {
+      for (int64_t i = task.begin; i < task.end; ++i) {
+        double s = 0;
+        for (uint32_t k = 0; k < kg.residual_dim; ++k) s += res[i * kg.residual_dim + k] * res[i * kg.residual_dim + k];
+        double rho[3];
+        kg.losses[i].evaluate(s, rho);
+        sum += 0.5 * rho[0];
+      }
+    }
+    partial_[t] = sum;
   });
   double cost = 0;
   for (size_t t = 0; t < residual_tasks_.size(); ++t) cost += partial_[t];
@@ -90,11 +103,13 @@ std::string Evaluator::first_non_finite_residual() const {
   return "";
 }
 
-const double* Evaluator::source(const Wave& wave, const Source& s) const {
+const double* Evaluator::source(const Wave& wave, const Source& s, uint32_t array) const {
   const int64_t local = s.instance - layout_.groups[s.group].first_instance - wave.group_begin[s.group];
-  return wave_buffer_.data() + wave.array_base[s.group][s.array] +
-         static_cast<uint64_t>(local) * per_instance_[s.group][s.array];
+  return wave_buffer_.data() + wave.array_base[s.group][array] +
+         static_cast<uint64_t>(local) * per_instance_[s.group][array];
 }
+
+const double* Evaluator::source(const Wave& wave, const Source& s) const { return source(wave, s, s.array); }
 
 double Evaluator::normal_equations(const State& state, double* g, linear::BlockSparseSymmetric& H) {
   H.set_zero();
@@ -121,7 +136,15 @@ double Evaluator::normal_equations(const State& state, double* g, linear::BlockS
       run_kernel(kg, *kg.normal, task.begin, task.end, shift, state, outputs);
       const double* c = outputs[0];
       double sum = 0;
-      for (int64_t i = task.begin; i < task.end; ++i) sum += c[i - shift];
+      if (kg.losses.empty()) {
+        for (int64_t i = task.begin; i < task.end; ++i) sum += c[i - shift];
+      } else {
+        for (int64_t i = task.begin; i < task.end; ++i) {
+          const Correction k = correction(kg.losses[i], 2.0 * c[i - shift]);
+          corrections_[static_cast<size_t>(kg.first_instance + i - wave.begin)] = k;
+          sum += k.half_rho;
+        }
+      }
       partial_[wave.first_task + t] = sum;
     });
     for (size_t t = wave.first_task; t < wave.last_task; ++t) cost += partial_[t];
@@ -137,12 +160,27 @@ double Evaluator::normal_equations(const State& state, double* g, linear::BlockS
           for (; s < layout_.h_begin[b + 1] && layout_.h_sources[s].instance < wave.end; ++s) {
             const Source& src = layout_.h_sources[s];
             const double* in = source(wave, src);
-            if (!src.transpose) {
-              for (uint32_t k = 0; k < rows * cols; ++k) dst[k] += in[k];
-            } else {  // in is cols x rows
-              for (uint32_t r = 0; r < rows; ++r)
-                for (uint32_t c = 0; c < cols; ++c) dst[r * cols + c] += in[c * rows + r];
+            const KernelGroup& kg = layout_.groups[src.group];
+            if (kg.losses.empty()) {
+              if (!src.transpose) {
+                for (uint32_t k = 0; k < rows * cols; ++k) dst[k] += in[k];
+              } else {  // in is cols x rows
+                for (uint32_t r = 0; r < rows; ++r)
+                  for (uint32_t c = 0; c < cols; ++c) dst[r * cols + c] += in[c * rows + r];
+              }
+              continue;
             }
+            // ρ'(H[v,w] − β g_v g_wᵀ), transposed when the destination is (w, v).
+            const Correction& k = corrections_[static_cast<size_t>(src.instance - wave.begin)];
+            const auto [v, w] = kg.hessian_slots[src.array];
+            const double* gv = source(wave, src, 1 + v);
+            const double* gw = source(wave, src, 1 + w);
+            const uint32_t tv = src.transpose ? cols : rows, tw = src.transpose ? rows : cols;
+            for (uint32_t a = 0; a < tv; ++a)
+              for (uint32_t c = 0; c < tw; ++c) {
+                const double h = k.rho1 * (in[a * tw + c] - k.beta * gv[a] * gw[c]);
+                dst[src.transpose ? c * cols + a : a * cols + c] += h;
+              }
           }
         }
       } else {
@@ -152,8 +190,14 @@ double Evaluator::normal_equations(const State& state, double* g, linear::BlockS
           double* dst = g + f.offset;
           uint64_t& s = g_cursor_[k];
           for (; s < layout_.g_begin[k + 1] && layout_.g_sources[s].instance < wave.end; ++s) {
-            const double* in = source(wave, layout_.g_sources[s]);
-            for (uint32_t c = 0; c < f.tangent; ++c) dst[c] += in[c];
+            const Source& src = layout_.g_sources[s];
+            const double* in = source(wave, src);
+            if (layout_.groups[src.group].losses.empty()) {
+              for (uint32_t c = 0; c < f.tangent; ++c) dst[c] += in[c];
+            } else {
+              const double rho1 = corrections_[static_cast<size_t>(src.instance - wave.begin)].rho1;
+              for (uint32_t c = 0; c < f.tangent; ++c) dst[c] += rho1 * in[c];
+            }
           }
         }
       }

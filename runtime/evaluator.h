@@ -11,6 +11,9 @@
 // sums are combined in chunk order, so every result is bit-identical for any number of
 // threads (and equal to a single wave's).
 //
+// Robust losses (loss.h) are applied here, per instance, to the kernels' outputs: the
+// cost sums ½ρ(s) and the assembly adds ρ'·g and ρ'·(H − β g_v g_wᵀ).
+//
 // State: per variable type t, state[t] holds the rows of `ambient` doubles in the row
 // order of ProblemLayout::types[t].
 #pragma once
@@ -51,7 +54,7 @@ class Evaluator {
     int64_t begin, end;
   };
   struct Wave {
-    int64_t end;                        // instances before it are done (across groups)
+    int64_t begin, end;                 // its instances, across groups
     size_t first_task, last_task;       // its tasks, [first, last)
     std::vector<int64_t> group_begin;   // per group: first local instance in the wave
     std::vector<std::vector<uint64_t>> array_base;  // per group, per output array: offset
@@ -60,6 +63,7 @@ class Evaluator {
   void run_kernel(const KernelGroup& kg, const compiler::Kernel& kernel, int64_t begin, int64_t end,
                   int64_t shift, const State& state, double* const* outputs);
   const double* source(const Wave& wave, const Source& s) const;
+  const double* source(const Wave& wave, const Source& s, uint32_t array) const;
 
   const ProblemLayout& layout_;
   ThreadPool& pool_;
@@ -67,6 +71,7 @@ class Evaluator {
   std::vector<Wave> waves_;
   std::vector<std::vector<uint32_t>> per_instance_;  // per group, per output array
   std::vector<double> residual_buffer_, wave_buffer_, partial_;
+  std::vector<detail::Correction> corrections_;  // per instance of the current wave
   std::vector<uint64_t> h_cursor_, g_cursor_;
 };
 

@@ -6,7 +6,7 @@ namespace lsjit {
 namespace {
 
 template <class Var, class Edge, class Pose>
-void add_edges(Problem& problem, const std::vector<Edge>& edges, const auto& cost) {
+void add_edges(Problem& problem, const std::vector<Edge>& edges, const auto& cost, const Loss& loss) {
   if (edges.empty()) return;
   std::vector<int64_t> from, to;
   std::vector<Pose> z;
@@ -17,19 +17,22 @@ void add_edges(Problem& problem, const std::vector<Edge>& edges, const auto& cos
     z.push_back(e.measurement);
     U.push_back(e.sqrt_information);
   }
-  problem.add(cost, Var::batch(std::move(from)), Var::batch(std::move(to)), z, U);
+  if (loss.kind == Loss::Kind::Trivial)
+    problem.add(cost, Var::batch(std::move(from)), Var::batch(std::move(to)), z, U);
+  else
+    problem.add(cost, loss, Var::batch(std::move(from)), Var::batch(std::move(to)), z, U);
 }
 
 }  // namespace
 
-PoseGraphProblem make_pose_graph_problem(const io::PoseGraph& graph) {
+PoseGraphProblem make_pose_graph_problem(const io::PoseGraph& graph, const Loss& loss) {
   PoseGraphProblem p;
   if (graph.dimension == 2) {
-    add_edges<SE2Var, io::PoseGraph::Edge2, SE2d>(p.problem, graph.edges2, standard_costs::se2_between_cost());
+    add_edges<SE2Var, io::PoseGraph::Edge2, SE2d>(p.problem, graph.edges2, standard_costs::se2_between_cost(), loss);
     for (size_t k = 0; k < graph.vertex_ids.size(); ++k) p.initial.set(SE2Var(graph.vertex_ids[k]), graph.poses2[k]);
     for (int64_t id : graph.held_constant()) p.problem.set_constant(SE2Var(id));
   } else {
-    add_edges<SE3Var, io::PoseGraph::Edge3, SE3d>(p.problem, graph.edges3, standard_costs::se3_between_cost());
+    add_edges<SE3Var, io::PoseGraph::Edge3, SE3d>(p.problem, graph.edges3, standard_costs::se3_between_cost(), loss);
     for (size_t k = 0; k < graph.vertex_ids.size(); ++k) p.initial.set(SE3Var(graph.vertex_ids[k]), graph.poses3[k]);
     for (int64_t id : graph.held_constant()) p.problem.set_constant(SE3Var(id));
   }

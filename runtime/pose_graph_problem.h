@@ -16,7 +16,8 @@ struct PoseGraphProblem {
 };
 
 // Edges are added as one batch per graph, so the problem has one cost group.
-PoseGraphProblem make_pose_graph_problem(const io::PoseGraph& graph);
+// With a loss, every edge is robustified by it (e.g. against wrong loop closures).
+PoseGraphProblem make_pose_graph_problem(const io::PoseGraph& graph, const Loss& loss = TrivialLoss());
 
 // Copies the poses in `values` into the graph's vertices (the edges are unchanged).
 // Throws lsjit::Error if a vertex has no value.

@@ -42,6 +42,7 @@
 #include "lsjit/ir/error.h"
 #include "lsjit/runtime/cost.h"
 #include "lsjit/runtime/data_traits.h"
+#include "lsjit/runtime/loss.h"
 #include "lsjit/runtime/values.h"
 #include "lsjit/runtime/variables.h"
 
@@ -70,6 +71,7 @@ struct CostGroup {
   std::vector<std::vector<int64_t>> ids;       // [slot][instance]
   uint32_t data_stride = 0;                    // doubles per instance, data slots in order
   std::vector<double> data;                    // [instance * data_stride + offset + c]
+  std::vector<Loss> losses;                    // per instance, or empty: no robust loss
   size_t instances = 0;
 };
 
@@ -158,6 +160,41 @@ class Problem {
   // lengths differ or a batch is empty; nothing is added then.
   template <class F, class... Args>
   void add(const Cost<F>& cost, const Args&... args) {
+    add_with_loss(cost, nullptr, args...);
+  }
+  // The same, each instance robustified by `loss` (loss.h; least-squares costs only).
+  template <class F, class... Args>
+  void add(const Cost<F>& cost, const Loss& loss, const Args&... args) {
+    if (cost.kind != CostKind::LeastSquares)
+      throw Error("lsjit::Problem::add(" + cost.name + "): a robust loss applies to least-squares costs, "
+                  "not constraints");
+    add_with_loss(cost, &loss, args...);
+  }
+
+  // Holds a variable at its initial value. Which variables are constant is a runtime
+  // input: it changes the linear system, never a kernel.
+  template <class Var>
+    requires is_variable_v<Var>
+  void set_constant(const Var& var) {
+    constant_.emplace(std::string(Var::kName), var.id);
+  }
+  template <class Var>
+    requires is_variable_v<Var>
+  void set_variable(const Var& var) {  // undoes set_constant
+    constant_.erase({std::string(Var::kName), var.id});
+  }
+
+  size_t num_instances() const { return instances_; }
+  size_t num_groups() const { return groups_.size(); }
+
+  // Traces each cost group once, differentiates, compiles (or finds in the cache) its
+  // kernels and lays out the linear system. The Problem stays usable; the result shares
+  // nothing mutable with it.
+  AnalyzedProblem analyze(const AnalyzeOptions& options = {}) const;
+
+ private:
+  template <class F, class... Args>
+  void add_with_loss(const Cost<F>& cost, const Loss* loss, const Args&... args) {
     constexpr std::array<bool, sizeof...(Args)> is_batch{
         (detail::is_var_batch<std::remove_cvref_t<Args>>::value ||
          detail::is_data_batch<std::remove_cvref_t<Args>>::value)...};
@@ -189,32 +226,14 @@ class Problem {
       uint32_t offset = 0;
       (detail::record_data(g.data.data() + first + k * stride, offset, args, k), ...);
     }
+    if (loss || !g.losses.empty()) {
+      g.losses.resize(g.instances, TrivialLoss());
+      g.losses.insert(g.losses.end(), n, loss ? *loss : TrivialLoss());
+    }
     g.instances += n;
     instances_ += n;
   }
 
-  // Holds a variable at its initial value. Which variables are constant is a runtime
-  // input: it changes the linear system, never a kernel.
-  template <class Var>
-    requires is_variable_v<Var>
-  void set_constant(const Var& var) {
-    constant_.emplace(std::string(Var::kName), var.id);
-  }
-  template <class Var>
-    requires is_variable_v<Var>
-  void set_variable(const Var& var) {  // undoes set_constant
-    constant_.erase({std::string(Var::kName), var.id});
-  }
-
-  size_t num_instances() const { return instances_; }
-  size_t num_groups() const { return groups_.size(); }
-
-  // Traces each cost group once, differentiates, compiles (or finds in the cache) its
-  // kernels and lays out the linear system. The Problem stays usable; the result shares
-  // nothing mutable with it.
-  AnalyzedProblem analyze(const AnalyzeOptions& options = {}) const;
-
- private:
   template <class F, class Tuple>
   detail::CostGroup& group_for(const Cost<F>& cost, std::type_identity<Tuple>) {
     std::string identity;

@@ -28,6 +28,7 @@
 #include "lsjit/compiler/kernel_cache.h"
 #include "lsjit/runtime/linear/block_sparse.h"
 #include "lsjit/runtime/linear/linear_solver.h"
+#include "lsjit/runtime/loss.h"
 #include "lsjit/runtime/values.h"
 
 namespace lsjit::detail {
@@ -52,6 +53,9 @@ struct KernelGroup {
   std::vector<std::vector<int32_t>> rows;          // [slot][instance]
   uint32_t data_stride = 0;
   std::vector<double> data;                        // [instance * data_stride + ...]
+  std::vector<Loss> losses;                        // per instance, or empty: none robust
+  // Per output array of `normal`: the slots (v, w) of an H[v,w] array (others unused).
+  std::vector<std::pair<uint32_t, uint32_t>> hessian_slots;
   int64_t first_instance = 0;                     // of the group, across groups
   uint64_t residual_offset = 0;                    // of its residuals in the residual buffer
 };

@@ -64,6 +64,12 @@ TEST_CASE("lsjit solve reports bad usage with exit code 2 and bad files with 1")
   CHECK(run("solve " + file.string() + " --max-iterations -3").exit_code == 2);
   CHECK(run("solve " + file.string() + " --threads").exit_code == 2);
   CHECK(run("solve " + file.string() + " --frobnicate").exit_code == 2);
+  CHECK(run("solve " + file.string() + " --loss welsch:1").exit_code == 2);
+  CHECK(run("solve " + file.string() + " --loss cauchy:-1").exit_code == 2);
+  CHECK(run("solve " + file.string() + " --loss cauchy").exit_code == 2);
+  const Run robust = run("solve " + file.string() + " --loss cauchy:2.5 --json");
+  CHECK(robust.exit_code == 0);
+  CHECK(robust.out.find("\"converged\": true") != std::string::npos);
   CHECK(run("solve " + file.string() + " " + file.string()).exit_code == 2);
   const Run missing = run("solve /nonexistent/graph.g2o");
   CHECK(missing.exit_code == 1);

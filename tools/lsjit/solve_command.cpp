@@ -26,6 +26,8 @@ Solves a g2o pose graph or a BAL bundle-adjustment file and prints the solver su
   --linear-solver NAME  sparse_cholesky (default), dense_cholesky, eigen_sparse_cholesky, cg
   --max-iterations N    (default 50)
   --function-tolerance X, --gradient-tolerance X, --parameter-tolerance X
+  --loss NAME:SCALE     robustify every residual: huber, soft_l_one, cauchy, arctan or
+                        tukey, with its scale (e.g. cauchy:1.0)
   --threads N           evaluation threads (default 1; 0: all hardware threads)
   --verbose             one line per iteration
   --json                print the summary as one JSON object instead of the report
@@ -72,11 +74,25 @@ std::string detect_format(const std::string& path) {
 }
 
 // Solves and writes the solution to `out_file` (if any) in the file's format.
+// "cauchy:0.5" -> CauchyLoss(0.5); nullopt if it does not parse.
+std::optional<Loss> parse_loss(const std::string& text) {
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  const auto scale = parse_double(text.substr(colon + 1));
+  if (!scale || !(*scale > 0)) return std::nullopt;
+  const std::string name = text.substr(0, colon);
+  for (auto make : {&HuberLoss, &SoftLOneLoss, &CauchyLoss, &ArctanLoss, &TukeyLoss}) {
+    const Loss loss = make(*scale);
+    if (loss_name(loss.kind) == name) return loss;
+  }
+  return std::nullopt;
+}
+
 SolveResult solve_file(const std::string& file, const std::string& format, const std::string& out_file,
-                       const SolverOptions& options) {
+                       const Loss& loss, const SolverOptions& options) {
   if (format == "bal") {
     io::BalProblem bal = io::read_bal(file);
-    BalLeastSquares p = make_bal_problem(bal);
+    BalLeastSquares p = make_bal_problem(bal, loss);
     SolveResult r = p.problem.analyze().solve(p.initial, options);
     if (!out_file.empty() && r.summary.usable()) {
       update_bal(bal, r.values);
@@ -85,7 +101,7 @@ SolveResult solve_file(const std::string& file, const std::string& format, const
     return r;
   }
   io::PoseGraph graph = io::read_g2o(file);
-  PoseGraphProblem p = make_pose_graph_problem(graph);
+  PoseGraphProblem p = make_pose_graph_problem(graph, loss);
   SolveResult r = p.problem.analyze().solve(p.initial, options);
   if (!out_file.empty() && r.summary.usable()) {
     update_poses(graph, r.values);
@@ -99,6 +115,7 @@ SolveResult solve_file(const std::string& file, const std::string& format, const
 int solve_command(const Args& args, std::ostream& out, std::ostream& err) {
   std::string file, format, out_file;
   SolverOptions options;
+  Loss loss = TrivialLoss();
   bool json = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -117,6 +134,11 @@ int solve_command(const Args& args, std::ostream& out, std::ostream& err) {
       json = true;
     } else if (a == "--verbose") {
       options.verbose = true;
+    } else if (a == "--loss") {
+      const auto v = value();
+      const auto parsed = v ? parse_loss(*v) : std::nullopt;
+      if (!parsed) return bad("expects NAME:SCALE with NAME huber, soft_l_one, cauchy, arctan or tukey and SCALE > 0");
+      loss = *parsed;
     } else if (a == "--format" || a == "--out" || a == "--linear-solver") {
       const auto v = value();
       if (!v) return bad("needs a value");
@@ -164,7 +186,7 @@ int solve_command(const Args& args, std::ostream& out, std::ostream& err) {
   }
   options.log = &out;
   if (json) options.verbose = false;
-  const SolveResult result = solve_file(file, format, out_file, options);
+  const SolveResult result = solve_file(file, format, out_file, loss, options);
   if (json) out << result.summary.json() << "\n";
   else out << result.summary.report();
   return result.summary.usable() ? 0 : 1;
