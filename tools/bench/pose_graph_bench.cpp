@@ -30,6 +30,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -334,12 +335,14 @@ int main(int argc, char** argv) {
         char tmpl[] = "/tmp/lsjit_pose_graph_bench_XXXXXX";
         if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
         const fs::path cache_dir = tmpl;
+        // The directory goes however the children end.
+        const std::unique_ptr<const fs::path, void (*)(const fs::path*)> remover(
+            &cache_dir, [](const fs::path* d) { fs::remove_all(*d); });
         // Alternate which solver goes first, so that neither always runs on a cooler core.
         if (rep % 2) runs.ceres.push_back(run_child({"--child", "ceres", file.string()}));
         runs.cold.push_back(run_child({"--child", "lsjit", file.string(), cache_dir.string()}));
         runs.warm.push_back(run_child({"--child", "lsjit", file.string(), cache_dir.string()}));
         if (!(rep % 2)) runs.ceres.push_back(run_child({"--child", "ceres", file.string()}));
-        fs::remove_all(cache_dir);
         if (runs.cold.back().at("compiles") == 0 || runs.warm.back().at("compiles") != 0)
           throw std::runtime_error(name + ": the cold run did not compile or the warm run did");
       }
