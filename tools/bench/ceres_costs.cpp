@@ -1,5 +1,7 @@
 #include "ceres_costs.h"
 
+#include "ceres_pose_graph_costs.h"
+
 #include <ceres/autodiff_cost_function.h>
 #include <ceres/crs_matrix.h>
 #include <ceres/manifold.h>
@@ -28,28 +30,6 @@ struct SnavelyFunctor {
     const T distortion = 1.0 + r2 * (camera[7] + camera[8] * r2);
     residual[0] = camera[6] * distortion * xp - x;
     residual[1] = camera[6] * distortion * yp - y;
-    return true;
-  }
-};
-
-// Ceres' pose_graph_3d residual with the sqrt information U of DESIGN.md.
-struct Se3BetweenFunctor {
-  Eigen::Vector3d p_measured;
-  Eigen::Quaterniond q_measured;
-  Eigen::Matrix<double, 6, 6> U;
-  template <class T>
-  bool operator()(const T* p_a_ptr, const T* q_a_ptr, const T* p_b_ptr, const T* q_b_ptr,
-                  T* residual_ptr) const {
-    Eigen::Map<const Eigen::Matrix<T, 3, 1>> p_a(p_a_ptr), p_b(p_b_ptr);
-    Eigen::Map<const Eigen::Quaternion<T>> q_a(q_a_ptr), q_b(q_b_ptr);
-    const Eigen::Quaternion<T> q_a_inverse = q_a.conjugate();
-    const Eigen::Quaternion<T> q_ab = q_a_inverse * q_b;
-    const Eigen::Matrix<T, 3, 1> p_ab = q_a_inverse * (p_b - p_a);
-    const Eigen::Quaternion<T> delta_q = q_measured.template cast<T>() * q_ab.conjugate();
-    Eigen::Map<Eigen::Matrix<T, 6, 1>> residual(residual_ptr);
-    residual.template head<3>() = p_ab - p_measured.template cast<T>();
-    residual.template tail<3>() = T(2.0) * delta_q.vec();
-    residual.applyOnTheLeft(U.template cast<T>());
     return true;
   }
 };

@@ -1,0 +1,375 @@
+// End-to-end pose-graph benchmark (issue 4): lsjit vs Ceres 2.1 on g2o files, one thread
+// each, same residuals (DESIGN.md's conventions; Ceres' functors in ceres_pose_graph_costs.h).
+//
+//   lsjit_bench_pose_graph [--repeats N] [--data DIR] [--files a,b,...]
+//     DIR: ../shared/data by default, files read from DIR/pose_graph/NAME.g2o
+//
+// Every solve runs in its own process (this program re-executed with --child), so that its
+// peak memory (VmHWM, read by the child itself) is that solver's alone and each lsjit run
+// starts without kernels in memory. Per repeat and file:
+//   lsjit cold  a fresh, empty disk cache directory: trace and compile every kernel
+//   lsjit warm  a second process on that directory: kernels loaded from disk
+//   Ceres       LEVENBERG_MARQUARDT, SPARSE_NORMAL_CHOLESKY on SuiteSparse, defaults
+//   baseline    (once per file) the process plus read_g2o only, the floor of both peaks
+// CHOLMOD's supernodal factorization (both solvers' linear solver) opens an OpenMP team of
+// 4 threads whatever OMP_NUM_THREADS says; the children get OMP_THREAD_LIMIT=1 so that
+// each solver really runs on one thread, unless OMP_THREAD_LIMIT is already set.
+// Tables report medians over repeats, column by column. Before the tables the run checks
+// Ceres' final costs against reference values and both solvers' final costs against each
+// other, and says so when they disagree.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ceres_pose_graph.h"
+#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/runtime/io/g2o.h"
+#include "lsjit/runtime/pose_graph_problem.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using Record = std::map<std::string, double>;  // one child's measurements
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// ---- child side: one solve, measurements as "key value" lines on stdout ----
+
+double peak_rss_mb() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;  // kB
+  return -1;
+}
+
+void emit(const char* key, double value) { std::printf("%s %.17g\n", key, value); }
+
+lsjit::io::PoseGraph read_timed(const fs::path& file) {
+  const auto start = Clock::now();
+  lsjit::io::PoseGraph g = lsjit::io::read_g2o(file);
+  emit("read_s", seconds_since(start));
+  emit("poses", static_cast<double>(g.num_vertices()));
+  emit("edges", static_cast<double>(g.num_edges()));
+  return g;
+}
+
+void child_lsjit(const fs::path& file, const fs::path& cache_dir) {
+  lsjit::compiler::KernelCache::Options cache_options;
+  cache_options.directory = cache_dir;
+  cache_options.quiet = true;
+  lsjit::compiler::KernelCache cache(cache_options);
+  const lsjit::io::PoseGraph graph = read_timed(file);
+  const auto start = Clock::now();
+  lsjit::PoseGraphProblem p = lsjit::make_pose_graph_problem(graph);
+  emit("build_s", seconds_since(start));
+  lsjit::AnalyzeOptions analyze_options;
+  analyze_options.cache = &cache;
+  const lsjit::AnalyzedProblem analyzed = p.problem.analyze(analyze_options);
+  const lsjit::SolveSummary s = analyzed.solve(p.initial, lsjit::SolverOptions{}).summary;
+  if (!s.usable()) throw std::runtime_error("lsjit: " + s.message);
+  emit("trace_s", s.trace_s);
+  emit("compile_s", s.compile_s);
+  emit("analyze_s", s.analyze_s);
+  emit("residual_s", s.residual_s);
+  emit("jacobian_s", s.jacobian_s);
+  emit("linear_solver_s", s.linear_solver_s);
+  emit("solve_s", s.solve_s);
+  emit("total_s", s.total_s);
+  emit("iterations", s.iterations);
+  int linear_solves = 0;  // one factorization each with sparse_cholesky
+  for (const lsjit::IterationSummary& it : s.per_iteration)
+    if (it.iteration > 0) linear_solves += it.linear_iterations;
+  emit("linear_solves", linear_solves);
+  emit("initial_cost", s.initial_cost);
+  emit("final_cost", s.final_cost);
+  emit("converged", lsjit::converged(s.termination));
+  emit("compiles", static_cast<double>(s.compiles));
+  emit("cache_hits", static_cast<double>(s.cache_hits));
+  emit("peak_mb", peak_rss_mb());
+}
+
+void child_ceres(const fs::path& file) {
+  const lsjit::io::PoseGraph g = read_timed(file);
+  lsjit::bench::CeresPoseGraphInput in;
+  in.dimension = g.dimension;
+  const auto index = g.vertex_index();
+  if (g.dimension == 2) {
+    for (const auto& x : g.poses2) {
+      const auto p = x.params();  // (x, y, cos θ, sin θ)
+      in.poses.insert(in.poses.end(), {p(0), p(1), std::atan2(p(3), p(2))});
+    }
+    for (const auto& e : g.edges2) {
+      const auto z = e.measurement.params();
+      in.from.push_back(static_cast<int32_t>(index.at(e.from)));
+      in.to.push_back(static_cast<int32_t>(index.at(e.to)));
+      in.measurements.insert(in.measurements.end(), {z(0), z(1), std::atan2(z(3), z(2))});
+      in.sqrt_information.insert(in.sqrt_information.end(), e.sqrt_information.data(),
+                                 e.sqrt_information.data() + 9);
+    }
+  } else {
+    for (const auto& x : g.poses3) {
+      const auto p = x.params();  // (tx, ty, tz, qx, qy, qz, qw)
+      in.poses.insert(in.poses.end(), p.data(), p.data() + 7);
+    }
+    for (const auto& e : g.edges3) {
+      const auto z = e.measurement.params();
+      in.from.push_back(static_cast<int32_t>(index.at(e.from)));
+      in.to.push_back(static_cast<int32_t>(index.at(e.to)));
+      in.measurements.insert(in.measurements.end(), z.data(), z.data() + 7);
+      in.sqrt_information.insert(in.sqrt_information.end(), e.sqrt_information.data(),
+                                 e.sqrt_information.data() + 36);
+    }
+  }
+  for (int64_t id : g.held_constant()) in.constant.push_back(static_cast<int32_t>(index.at(id)));
+  const lsjit::bench::CeresPoseGraphResult r = lsjit::bench::solve_ceres_pose_graph(in);
+  emit("build_s", r.build_s);
+  emit("preprocessor_s", r.preprocessor_s);
+  emit("residual_s", r.residual_s);
+  emit("jacobian_s", r.jacobian_s);
+  emit("linear_solver_s", r.linear_solver_s);
+  emit("minimizer_s", r.minimizer_s);
+  emit("total_s", r.total_s);
+  emit("iterations", r.iterations);
+  emit("linear_solves", r.linear_solves);
+  emit("initial_cost", r.initial_cost);
+  emit("final_cost", r.final_cost);
+  emit("converged", r.termination == "CONVERGENCE");
+  emit("peak_mb", peak_rss_mb());
+}
+
+int child_main(const std::string& kind, const fs::path& file, const fs::path& cache_dir) {
+  try {
+    if (kind == "lsjit") child_lsjit(file, cache_dir);
+    else if (kind == "ceres") child_ceres(file);
+    else if (kind == "baseline") {
+      read_timed(file);
+      emit("peak_mb", peak_rss_mb());
+    } else throw std::runtime_error("unknown child kind " + kind);
+  } catch (const std::exception& e) {
+    std::cerr << "lsjit_bench_pose_graph (" << kind << ", " << file.string() << "): " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+// ---- parent side ----
+
+// Runs this program with `args` and parses its "key value" lines.
+Record run_child(const std::vector<std::string>& args) {
+  int fd[2];
+  if (pipe(fd) != 0) throw std::runtime_error("pipe failed");
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    dup2(fd[1], STDOUT_FILENO);
+    close(fd[0]);
+    close(fd[1]);
+    std::vector<char*> argv;
+    static char self[] = "/proc/self/exe";
+    argv.push_back(self);
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(self, argv.data());
+    _exit(127);
+  }
+  close(fd[1]);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = read(fd[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error("child " + args[1] + " " + args[2] + " failed");
+  Record r;
+  std::istringstream lines(out);
+  for (std::string key; lines >> key;) lines >> r[key];
+  return r;
+}
+
+struct Runs {
+  std::vector<Record> cold, warm, ceres;
+  Record baseline;
+};
+
+// Column `key` of `records`, median.
+double med(const std::vector<Record>& records, const std::string& key) {
+  std::vector<double> v;
+  for (const Record& r : records) v.push_back(r.at(key));
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Reference final costs of Ceres with these residuals (½Σ‖r‖²), to be reproduced to 1e-6.
+const std::map<std::string, double> kReference = {
+    {"ring", 5.5815553},        {"intel", 22.208920},        {"M3500", 68.956479},
+    {"tinyGrid3D", 9.2596838},  {"smallGrid3D", 512.69914},  {"sphere2500", 677.00865},
+    {"parking-garage", 0.63419359}};
+
+double rel(double a, double b) { return std::abs(a - b) / std::max(std::abs(b), 1e-300); }
+
+void print_tables(const std::vector<std::pair<std::string, Runs>>& results, int repeats) {
+  auto ms = [](double s) { return 1e3 * s; };
+  std::printf("\nmedians of %d repeats, one solver thread each; times in ms, cost ½Σ‖r‖²\n", repeats);
+
+  std::printf("\n### Solves\n\n| graph | poses / edges | lsjit iters / factorizations | Ceres iters / factorizations | "
+              "lsjit final cost | "
+              "Ceres final cost | rel. diff | Ceres vs reference | lsjit total cold | lsjit total warm | "
+              "Ceres total | Ceres / lsjit cold | Ceres / lsjit warm |\n"
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  for (const auto& [name, r] : results) {
+    const double lf = med(r.warm, "final_cost"), cf = med(r.ceres, "final_cost");
+    const auto ref = kReference.find(name);
+    char ref_text[32] = "n/a";
+    if (ref != kReference.end()) std::snprintf(ref_text, sizeof ref_text, "%.1e", rel(cf, ref->second));
+    const double cold = med(r.cold, "total_s"), warm = med(r.warm, "total_s"), ceres = med(r.ceres, "total_s");
+    std::printf("| %s | %.0f / %.0f | %.0f / %.0f | %.0f / %.0f | %.10g | %.10g | %.1e | %s | %.1f | %.1f | %.1f | %.2fx | %.2fx |\n",
+                name.c_str(), r.baseline.at("poses"), r.baseline.at("edges"), med(r.warm, "iterations"),
+                med(r.warm, "linear_solves"), med(r.ceres, "iterations"), med(r.ceres, "linear_solves"), lf, cf,
+                rel(lf, cf), ref_text, ms(cold), ms(warm), ms(ceres), ceres / cold, ceres / warm);
+  }
+
+  std::printf("\n### lsjit time split (warm process: kernels from the disk cache)\n\n"
+              "| graph | build problem | trace | compile (disk load) | analyze (all) | residual | jacobian + H | "
+              "linear solver | solve other | total |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  for (const auto& [name, r] : results) {
+    const auto& w = r.warm;
+    const double other = med(w, "solve_s") - med(w, "residual_s") - med(w, "jacobian_s") - med(w, "linear_solver_s");
+    std::printf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", name.c_str(),
+                ms(med(w, "build_s")), ms(med(w, "trace_s")), ms(med(w, "compile_s")), ms(med(w, "analyze_s")),
+                ms(med(w, "residual_s")), ms(med(w, "jacobian_s")), ms(med(w, "linear_solver_s")), ms(other),
+                ms(med(w, "total_s")));
+  }
+
+  std::printf("\n### Ceres time split\n\n| graph | build problem | preprocessor | residual | jacobian | "
+              "linear solver | minimizer other | total |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  for (const auto& [name, r] : results) {
+    const auto& c = r.ceres;
+    const double other = med(c, "minimizer_s") - med(c, "residual_s") - med(c, "jacobian_s") - med(c, "linear_solver_s");
+    std::printf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", name.c_str(), ms(med(c, "build_s")),
+                ms(med(c, "preprocessor_s")), ms(med(c, "residual_s")), ms(med(c, "jacobian_s")),
+                ms(med(c, "linear_solver_s")), ms(other), ms(med(c, "total_s")));
+  }
+
+  std::printf("\n### lsjit cold vs warm (issue 4: trace + compile <= 100 ms cold)\n\n"
+              "| graph | kernels compiled cold | trace + compile cold | analyze cold | kernels from disk warm | "
+              "trace + compile warm | analyze warm | total cold | total warm |\n"
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  for (const auto& [name, r] : results)
+    std::printf("| %s | %.0f | %.1f | %.1f | %.0f | %.2f | %.2f | %.1f | %.1f |\n", name.c_str(),
+                med(r.cold, "compiles"), ms(med(r.cold, "trace_s") + med(r.cold, "compile_s")),
+                ms(med(r.cold, "analyze_s")), med(r.warm, "cache_hits"),
+                ms(med(r.warm, "trace_s") + med(r.warm, "compile_s")), ms(med(r.warm, "analyze_s")),
+                ms(med(r.cold, "total_s")), ms(med(r.warm, "total_s")));
+
+  std::printf("\n### Peak memory (VmHWM of each solver's process, MB)\n\n"
+              "| graph | process + read_g2o only | lsjit cold | lsjit warm | Ceres |\n| --- | ---: | ---: | ---: | ---: |\n");
+  for (const auto& [name, r] : results)
+    std::printf("| %s | %.1f | %.1f | %.1f | %.1f |\n", name.c_str(), r.baseline.at("peak_mb"),
+                med(r.cold, "peak_mb"), med(r.warm, "peak_mb"), med(r.ceres, "peak_mb"));
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(fs::path(item).stem().string());
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 4 && std::string(argv[1]) == "--child")
+    return child_main(argv[2], argv[3], argc >= 5 ? argv[4] : "");
+
+  int repeats = 5;
+  fs::path data_dir = fs::path(LSJIT_SHARED_DATA_DIR);
+  std::vector<std::string> files = {"sphere2500", "parking-garage", "M3500", "intel", "ring",
+                                    "smallGrid3D", "tinyGrid3D"};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--repeats" && i + 1 < argc) {
+      repeats = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--data" && i + 1 < argc) {
+      data_dir = argv[++i];
+    } else if (a == "--files" && i + 1 < argc) {
+      files = split(argv[++i]);
+    } else {
+      std::cerr << "usage: lsjit_bench_pose_graph [--repeats N] [--data DIR] [--files a,b,...]\n";
+      return 2;
+    }
+  }
+
+  setenv("OMP_THREAD_LIMIT", "1", /*overwrite=*/0);
+  std::printf("children run with OMP_THREAD_LIMIT=%s (CHOLMOD's OpenMP threads)\n", std::getenv("OMP_THREAD_LIMIT"));
+  std::vector<std::pair<std::string, Runs>> results;
+  bool agree = true;
+  try {
+    for (const std::string& name : files) {
+      const fs::path file = data_dir / "pose_graph" / (name + ".g2o");
+      if (!fs::exists(file)) {
+        std::printf("skipping %s: %s is missing\n", name.c_str(), file.c_str());
+        continue;
+      }
+      Runs runs;
+      runs.baseline = run_child({"--child", "baseline", file.string()});
+      for (int rep = 0; rep < repeats; ++rep) {
+        char tmpl[] = "/tmp/lsjit_pose_graph_bench_XXXXXX";
+        if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+        const fs::path cache_dir = tmpl;
+        // The directory goes however the children end.
+        const std::unique_ptr<const fs::path, void (*)(const fs::path*)> remover(
+            &cache_dir, [](const fs::path* d) { fs::remove_all(*d); });
+        // Alternate which solver goes first, so that neither always runs on a cooler core.
+        if (rep % 2) runs.ceres.push_back(run_child({"--child", "ceres", file.string()}));
+        runs.cold.push_back(run_child({"--child", "lsjit", file.string(), cache_dir.string()}));
+        runs.warm.push_back(run_child({"--child", "lsjit", file.string(), cache_dir.string()}));
+        if (!(rep % 2)) runs.ceres.push_back(run_child({"--child", "ceres", file.string()}));
+        if (runs.cold.back().at("compiles") == 0 || runs.warm.back().at("compiles") != 0)
+          throw std::runtime_error(name + ": the cold run did not compile or the warm run did");
+      }
+      const double lf = med(runs.warm, "final_cost"), cf = med(runs.ceres, "final_cost");
+      std::printf("%s: final cost lsjit %.10g (%s), Ceres %.10g (%s), relative difference %.1e", name.c_str(),
+                  lf, med(runs.warm, "converged") ? "converged" : "NOT converged", cf,
+                  med(runs.ceres, "converged") ? "converged" : "NOT converged", rel(lf, cf));
+      if (const auto ref = kReference.find(name); ref != kReference.end()) {
+        std::printf("; Ceres vs reference %.10g: %.1e", ref->second, rel(cf, ref->second));
+        if (rel(cf, ref->second) > 1e-6) {
+          std::printf(" MISMATCH");
+          agree = false;
+        }
+      }
+      std::printf("\n");
+      std::fflush(stdout);
+      results.emplace_back(name, std::move(runs));
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "lsjit_bench_pose_graph: " << e.what() << "\n";
+    return 1;
+  }
+  if (results.empty()) {
+    std::cerr << "lsjit_bench_pose_graph: no graph found under " << (data_dir / "pose_graph").string()
+              << " (pass --data DIR)\n";
+    return 1;
+  }
+  print_tables(results, repeats);
+  return agree ? 0 : 1;
+}
