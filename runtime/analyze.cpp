@@ -19,6 +19,7 @@
 #include <numeric>
 
 #include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/ir/augmented_lagrangian.h"
 #include "lsjit/ir/differentiate.h"
 #include "lsjit/ir/normal_equations.h"
 #include "lsjit/ir/printer.h"
@@ -111,16 +112,30 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
     same->parts.push_back(g.get());
   }
 
-  // 2 and 3. Dump, then kernels.
+  // 2 and 3. Dump, then kernels. A constraint is solved through its augmented-Lagrangian
+  // residual (ir/augmented_lagrangian.h); its plain value c(x), which the outer loop needs,
+  // comes from a residual kernel of the constraint itself, under the name "NAME.constraint"
+  // so that the cache does not take the two graphs for a recompile of one cost.
   for (Merged& m : merged) {
-    dump_trace(m);
-    const auto got = cache.lookup_modes(
-        m.traced, {compiler::KernelMode::Residual, compiler::KernelMode::NormalEquations},
-        options.compile, m.trace_s);
     detail::KernelGroup kg;
     kg.name = m.traced.signature.name;
-    kg.residual = got[0].kernel;
-    kg.normal = got[1].kernel;
+    kg.kind = m.traced.signature.kind;
+    std::vector<compiler::KernelCache::Lookup> got;
+    if (kg.kind != CostKind::LeastSquares) {
+      ir::Trace plain = m.traced;
+      plain.signature.name += ".constraint";
+      got.push_back(cache.lookup(plain, compiler::KernelMode::Residual, options.compile, m.trace_s));
+      kg.constraint = got.back().kernel;
+      kg.user_data_stride = kg.constraint->layout.data_stride;
+      m.traced = ir::augmented_lagrangian_residual(m.traced);
+    }
+    dump_trace(m);
+    const auto modes = cache.lookup_modes(
+        m.traced, {compiler::KernelMode::Residual, compiler::KernelMode::NormalEquations},
+        options.compile, m.trace_s);
+    kg.residual = modes[0].kernel;
+    kg.normal = modes[1].kernel;
+    got.insert(got.end(), modes.begin(), modes.end());
     for (const auto& l : got) {
       if (l.source == compiler::KernelSource::Compiled) {
         ++layout->cache_misses;
@@ -137,6 +152,7 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
     for (uint32_t v = 0; v < L.num_vars; ++v)
       for (uint32_t w = v; w < L.num_vars; ++w) kg.hessian_slots[L.hessian_array(v, w)] = {v, w};
     kg.data_stride = kg.normal->layout.data_stride;
+    if (kg.kind == CostKind::LeastSquares) kg.user_data_stride = kg.data_stride;
     kg.traced = std::move(m.traced);
     layout->groups.push_back(std::move(kg));
   }
@@ -218,9 +234,19 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
           kg.rows[s].push_back(static_cast<int32_t>(it - table_ids.begin()));
         }
       }
-      if (part->data_stride != kg.data_stride)
+      if (part->data_stride != kg.user_data_stride)
         throw std::logic_error("analyze: data stride differs from the kernel layout's");
-      kg.data.insert(kg.data.end(), part->data.begin(), part->data.end());
+      if (kg.kind == CostKind::LeastSquares) {
+        kg.data.insert(kg.data.end(), part->data.begin(), part->data.end());
+      } else {  // room for the multiplier (0) and the penalty (1) after the user's data
+        kg.user_data.insert(kg.user_data.end(), part->data.begin(), part->data.end());
+        for (size_t i = 0; i < part->instances; ++i) {
+          const auto row = part->data.begin() + static_cast<ptrdiff_t>(i * kg.user_data_stride);
+          kg.data.insert(kg.data.end(), row, row + kg.user_data_stride);
+          kg.data.insert(kg.data.end(), kg.residual_dim, 0.0);
+          kg.data.push_back(1.0);
+        }
+      }
       kg.instances += static_cast<int64_t>(part->instances);
     }
     kg.first_instance = layout->instances;

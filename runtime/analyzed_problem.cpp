@@ -1,8 +1,10 @@
 // AnalyzedProblem::solve(): Values in, Levenberg–Marquardt, Values out.
 #include "lsjit/runtime/analyzed_problem.h"
 
+#include <algorithm>
 #include <chrono>
 
+#include "lsjit/runtime/augmented_lagrangian.h"
 #include "lsjit/runtime/evaluator.h"
 #include "lsjit/runtime/levenberg_marquardt.h"
 #include "lsjit/runtime/problem_layout.h"
@@ -115,7 +117,11 @@ SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& o
     s.message = std::string("the linear solver could not be set up: ") + e.what();
     return finish();
   }
-  detail::levenberg_marquardt(L, evaluator, *solver, state, options, s);
+  const bool constrained = std::any_of(L.groups.begin(), L.groups.end(), [](const detail::KernelGroup& g) {
+    return g.kind != ir::CostKind::LeastSquares;
+  });
+  if (constrained) detail::augmented_lagrangian(L, evaluator, *solver, state, options, s);
+  else detail::levenberg_marquardt(L, evaluator, *solver, state, options, s);
   L.give_back(type, std::move(solver));
 
   for (size_t t = 0; t < L.types.size(); ++t) {
@@ -132,7 +138,7 @@ double AnalyzedProblem::cost(const Values& values, int num_threads) const {
     throw Error("lsjit::AnalyzedProblem::cost: " + missing);
   detail::ThreadPool pool(num_threads);
   detail::Evaluator evaluator(*layout_, pool);
-  return evaluator.cost(state);
+  return evaluator.objective(state);
 }
 
 std::vector<AnalyzedProblem::FreeVariable> AnalyzedProblem::free_variables() const {

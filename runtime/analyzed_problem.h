@@ -41,7 +41,8 @@ class AnalyzedProblem {
   // rejected steps.
   SolveResult solve(const Values& initial, const SolverOptions& options = {}) const;
 
-  // ½Σ‖r‖² at `values` (throws lsjit::Error if a referenced variable has no value).
+  // ½Σ‖r‖² of the least-squares costs at `values` (constraints are not costs: they do not
+  // count). Throws lsjit::Error if a referenced variable has no value.
   double cost(const Values& values, int num_threads = 1) const;
 
   // The free variables in the order of the linear system: by type name, then ID. Variable
@@ -55,7 +56,8 @@ class AnalyzedProblem {
 
   // Cost, gradient Jᵀr and (optionally, dense: for small problems and tests) the
   // Gauss–Newton matrix JᵀJ at `values`, over the free variables, in tangent space. What a
-  // solve computes at each accepted point, as Ceres' Problem::Evaluate gives it.
+  // solve computes at each accepted point, as Ceres' Problem::Evaluate gives it. Constraint
+  // costs enter as their augmented-Lagrangian residuals with λ = 0 and ρ = 1, i.e. as ½‖c‖².
   struct Evaluation {
     double cost = 0;
     Eigen::VectorXd gradient;

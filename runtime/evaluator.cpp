@@ -8,6 +8,7 @@ namespace lsjit::detail {
 Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(layout), pool_(pool) {
   for (uint32_t g = 0; g < layout.groups.size(); ++g) {
     const KernelGroup& kg = layout.groups[g];
+    data_.push_back(kg.data.empty() ? nullptr : kg.data.data());
     for (int64_t b = 0; b < kg.instances; b += kChunk)
       residual_tasks_.push_back({g, b, std::min(b + kChunk, kg.instances)});
     std::vector<uint32_t> per;
@@ -47,8 +48,9 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
 // Runs `kernel` on the group's instances [begin, end), whose outputs go to `outputs` at
 // (i - shift) * per_instance: the index and data arrays are offset by `shift` so that the
 // kernel's absolute indexing lands in a buffer that starts at instance `shift`.
-void Evaluator::run_kernel(const KernelGroup& kg, const compiler::Kernel& kernel, int64_t begin,
+void Evaluator::run_kernel(uint32_t group, const compiler::Kernel& kernel, int64_t begin,
                            int64_t end, int64_t shift, const State& state, double* const* outputs) {
+  const KernelGroup& kg = layout_.groups[group];
   const double* values[kMaxSlots];
   const int32_t* indices[kMaxSlots];
   for (size_t s = 0; s < kg.slot_type.size(); ++s) {
@@ -60,18 +62,28 @@ void Evaluator::run_kernel(const KernelGroup& kg, const compiler::Kernel& kernel
   args.end = end - shift;
   args.indices = indices;
   args.values = values;
-  args.data = kg.data.empty() ? nullptr : kg.data.data() + shift * kg.data_stride;
+  // A constraint's plain kernel reads the user's data alone; the others the group's rows.
+  const bool plain = &kernel == kg.constraint.get();
+  const double* data = plain ? (kg.user_data.empty() ? nullptr : kg.user_data.data()) : data_[group];
+  args.data = data ? data + shift * kernel.layout.data_stride : nullptr;
   args.outputs = outputs;
   kernel(args);
 }
 
-double Evaluator::cost(const State& state) {
+double Evaluator::cost(const State& state) { return residual_cost(state, true); }
+double Evaluator::objective(const State& state) { return residual_cost(state, false); }
+
+double Evaluator::residual_cost(const State& state, bool constraints) {
   if (residual_buffer_.empty()) residual_buffer_.resize(layout_.residual_buffer_size);
   pool_.run(residual_tasks_.size(), [&](size_t t) {
     const Task& task = residual_tasks_[t];
     const KernelGroup& kg = layout_.groups[task.group];
+    if (!constraints && kg.kind != ir::CostKind::LeastSquares) {
+      partial_[t] = 0;
+      return;
+    }
     double* res = residual_buffer_.data() + kg.residual_offset;
-    run_kernel(kg, *kg.residual, task.begin, task.end, 0, state, &res);
+    run_kernel(task.group, *kg.residual, task.begin, task.end, 0, state, &res);
     double sum = 0;
     if (kg.losses.empty()) {
       for (int64_t k = task.begin * kg.residual_dim; k < task.end * kg.residual_dim; ++k) sum += res[k] * res[k];
@@ -101,6 +113,17 @@ std::string Evaluator::first_non_finite_residual() const {
                " (residual " + std::to_string(k % kg.residual_dim) + " = " + std::to_string(r[k]) + ")";
   }
   return "";
+}
+
+void Evaluator::constraint_values(const State& state, uint32_t group, double* c) {
+  const KernelGroup& kg = layout_.groups[group];
+  std::vector<size_t> tasks;
+  for (size_t t = 0; t < residual_tasks_.size(); ++t)
+    if (residual_tasks_[t].group == group) tasks.push_back(t);
+  pool_.run(tasks.size(), [&](size_t k) {
+    const Task& task = residual_tasks_[tasks[k]];
+    run_kernel(group, *kg.constraint, task.begin, task.end, 0, state, &c);
+  });
 }
 
 const double* Evaluator::source(const Wave& wave, const Source& s, uint32_t array) const {
@@ -133,7 +156,7 @@ double Evaluator::normal_equations(const State& state, double* g, linear::BlockS
       double* outputs[1 + kMaxSlots + kMaxSlots * (kMaxSlots + 1) / 2];
       for (size_t a = 0; a < wave.array_base[task.group].size(); ++a)
         outputs[a] = wave_buffer_.data() + wave.array_base[task.group][a];
-      run_kernel(kg, *kg.normal, task.begin, task.end, shift, state, outputs);
+      run_kernel(task.group, *kg.normal, task.begin, task.end, shift, state, outputs);
       const double* c = outputs[0];
       double sum = 0;
       if (kg.losses.empty()) {

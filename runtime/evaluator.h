@@ -38,8 +38,16 @@ class Evaluator {
   // Borrows layout and pool for its lifetime.
   Evaluator(const ProblemLayout& layout, ThreadPool& pool);
 
-  // ½Σ‖r‖² (NaN or inf if any residual is not finite).
+  // ½Σ‖r‖² (NaN or inf if any residual is not finite), constraints' augmented-Lagrangian
+  // terms included.
   double cost(const State& state);
+  // The same over the least-squares groups only: the objective of a constrained problem.
+  double objective(const State& state);
+  // Constraint group `group`'s c(x), residual_dim values per instance (its constraint kernel).
+  void constraint_values(const State& state, uint32_t group, double* c);
+  // Runs group `group`'s kernels on `data` (same layout as KernelGroup::data; borrowed)
+  // instead of the group's own: how a solve passes its multipliers and penalties.
+  void set_group_data(uint32_t group, const double* data) { data_[group] = data; }
   // After cost(): the first instance with a non-finite residual, as "cost 'NAME' instance
   // K (residual R = VALUE)", or "" if there is none.
   std::string first_non_finite_residual() const;
@@ -60,14 +68,16 @@ class Evaluator {
     std::vector<std::vector<uint64_t>> array_base;  // per group, per output array: offset
                                                     // of its block in the wave buffer
   };
-  void run_kernel(const KernelGroup& kg, const compiler::Kernel& kernel, int64_t begin, int64_t end,
+  void run_kernel(uint32_t group, const compiler::Kernel& kernel, int64_t begin, int64_t end,
                   int64_t shift, const State& state, double* const* outputs);
+  double residual_cost(const State& state, bool constraints);
   const double* source(const Wave& wave, const Source& s) const;
   const double* source(const Wave& wave, const Source& s, uint32_t array) const;
 
   const ProblemLayout& layout_;
   ThreadPool& pool_;
   std::vector<Task> residual_tasks_, normal_tasks_;
+  std::vector<const double*> data_;  // per group
   std::vector<Wave> waves_;
   std::vector<std::vector<uint32_t>> per_instance_;  // per group, per output array
   std::vector<double> residual_buffer_, wave_buffer_, partial_;

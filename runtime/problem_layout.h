@@ -44,9 +44,16 @@ struct TypeTable {
 
 struct KernelGroup {
   std::string name;
-  ir::Trace traced;
+  ir::CostKind kind = ir::CostKind::LeastSquares;
+  ir::Trace traced;  // for a constraint: its augmented-Lagrangian residual
   std::shared_ptr<const compiler::Kernel> residual;  // KernelMode::Residual
   std::shared_ptr<const compiler::Kernel> normal;    // KernelMode::NormalEquations
+  // Constraints only: the residual kernel of c(x) itself, and the data layout: each
+  // instance's row is the user's data (user_data_stride doubles), then the multiplier λ
+  // (residual_dim) and the penalty ρ (1), which solves overwrite in their own copy.
+  std::shared_ptr<const compiler::Kernel> constraint;
+  uint32_t user_data_stride = 0;
+  std::vector<double> user_data;  // constraints: the user's data alone, for `constraint`
   int64_t instances = 0;
   uint32_t residual_dim = 0;
   std::vector<uint32_t> slot_type;                 // per slot: index into ProblemLayout::types

@@ -122,6 +122,18 @@ std::string SolveSummary::report() const {
   row("Iterations", std::to_string(iterations));
   row("  Successful steps", std::to_string(successful_steps));
   row("  Unsuccessful steps", std::to_string(unsuccessful_steps));
+  if (!outer_iterations.empty()) {
+    out << "\nConstraints (augmented Lagrangian):\n";
+    row("  Outer iterations", std::to_string(outer_iterations.size()));
+    row("  Final violation", format("%.3e", constraint_violation));
+    for (const OuterIteration& o : outer_iterations) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "    outer %3d  objective %.8e  violation %.3e  penalty %.1e  inner %d (%s)\n",
+                    o.iteration, o.objective, o.constraint_violation, o.penalty, o.inner_iterations,
+                    std::string(termination_name(o.inner_termination)).c_str());
+      out << buf;
+    }
+  }
   out << "\nKernel cache: " << cache_hits << " hits, " << cache_misses << " misses (" << compiles
       << " compiled)\n\nTime (in seconds):\n";
   row("  Trace", seconds(trace_s));
@@ -153,7 +165,15 @@ std::string SolveSummary::json() const {
       << ", \"residuals\": " << residuals << ", \"variables\": " << variables
       << ", \"constant_variables\": " << constant_variables << ", \"tangent_dim\": " << tangent_dim
       << ", \"linear_solver\": " << json_string(linear_solver) << ", \"num_threads\": " << num_threads
-      << ", \"per_iteration\": [";
+      << ", \"constraint_violation\": " << json_number(constraint_violation) << ", \"outer_iterations\": [";
+  for (size_t i = 0; i < outer_iterations.size(); ++i) {
+    const OuterIteration& o = outer_iterations[i];
+    out << (i ? ", " : "") << "{\"iteration\": " << o.iteration << ", \"objective\": " << json_number(o.objective)
+        << ", \"constraint_violation\": " << json_number(o.constraint_violation)
+        << ", \"penalty\": " << json_number(o.penalty) << ", \"inner_iterations\": " << o.inner_iterations
+        << ", \"inner_termination\": " << json_string(termination_name(o.inner_termination)) << "}";
+  }
+  out << "], \"per_iteration\": [";
   for (size_t i = 0; i < per_iteration.size(); ++i) {
     const IterationSummary& it = per_iteration[i];
     out << (i ? ", " : "") << "{\"iteration\": " << it.iteration << ", \"cost\": " << json_number(it.cost)

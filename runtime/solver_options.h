@@ -42,6 +42,36 @@ struct IterationSummary {
   double cumulative_s = 0;        // since solve() started
 };
 
+// Constraints (cost kinds Equality, InequalityLe, InequalityGe) are solved by an augmented
+// Lagrangian outer loop around Levenberg–Marquardt, ALGENCAN's rules (Andreani, Birgin,
+// Martínez, Schuverdt 2007): each outer iteration minimizes the objective plus
+// ρ/2‖c + λ/ρ‖² (ir/augmented_lagrangian.h) from the previous solution, then
+//   multipliers  λ ← λ + ρ c (equality), λ ← max(0, λ + ρ c) (inequality c <= 0),
+//                clamped to ±max_multiplier (ALGENCAN's safeguard);
+//   violation    V = max |c| over equalities and max |max(c, −λ/ρ)| over inequalities
+//                (λ before the update: the complementarity measure);
+//   penalty      ρ ← penalty_factor·ρ when V > violation_reduction·V_previous.
+// It stops when V <= violation_tolerance after an inner solve that converged.
+// Multipliers and penalties are runtime data of the constraint kernels: no recompile.
+//
+// Inner solves floor the LM damping diagonal at inner_min_lm_diagonal (in Jacobi-scaled
+// variables, where a well-determined variable's diagonal is about 1) instead of
+// SolverOptions::min_lm_diagonal. Gauss–Newton drops Σ rᵢ∇²rᵢ, and a constraint such as
+// x1 + x3² + 1 = 0 (HS27) has ∂c/∂x3 → 0 near its solution while ρ·c·∂²c/∂x3² does not:
+// the model's curvature in x3 vanishes faster than its gradient, Marquardt's diag(H)
+// damping lets x3 take huge steps, every rejection shrinks the region for all variables,
+// and the solve stalls. A floor of Levenberg's kind bounds those steps.
+struct ConstraintOptions {
+  double initial_penalty = 10.0;
+  double penalty_factor = 10.0;
+  double violation_reduction = 0.5;
+  double max_penalty = 1e12;
+  double max_multiplier = 1e20;
+  double violation_tolerance = 1e-8;
+  int max_outer_iterations = 50;
+  double inner_min_lm_diagonal = 0.1;
+};
+
 struct SolverOptions {
   LinearSolver linear_solver = LinearSolver::SparseCholesky;
 
@@ -82,7 +112,10 @@ struct SolverOptions {
   // Called after every iteration (and for iteration 0); returning false stops the solve
   // with termination UserStopped, keeping the current point.
   std::function<bool(const IterationSummary&)> callback;
+
+  ConstraintOptions constraints;  // used only by problems with constraint costs
 };
+
 
 enum class Termination {
   FunctionTolerance,
@@ -98,6 +131,16 @@ enum class Termination {
 std::string_view termination_name(Termination t);
 // Converged: a tolerance was met.
 bool converged(Termination t);
+
+// One outer iteration of the augmented Lagrangian (constrained problems only).
+struct OuterIteration {
+  int iteration = 0;
+  double objective = 0;            // ½Σ‖r‖² of the least-squares costs
+  double constraint_violation = 0; // V after the inner solve (see ConstraintOptions)
+  double penalty = 0;              // ρ used by the inner solve
+  int inner_iterations = 0;
+  Termination inner_termination = Termination::Failure;
+};
 
 struct SolveSummary {
   double initial_cost = 0;
@@ -131,7 +174,12 @@ struct SolveSummary {
   std::string linear_solver;
   int num_threads = 1;
 
-  std::vector<IterationSummary> per_iteration;
+  std::vector<IterationSummary> per_iteration;  // inner iterations, all outer iterations
+
+  // Constrained problems: initial and final cost are the objective alone (the least-squares
+  // costs); per_iteration's costs include the augmented-Lagrangian terms.
+  double constraint_violation = 0;
+  std::vector<OuterIteration> outer_iterations;
 
   bool usable() const { return termination != Termination::Failure; }
   std::string brief_report() const;  // one line
