@@ -9,6 +9,7 @@
 #include "lsjit/ir/sym_eigen.h"
 #include "lsjit/runtime/builtin_costs.h"
 #include "lsjit/runtime/cost.h"
+#include "lsjit/runtime/covariance.h"
 #include "lsjit/runtime/io/bal.h"
 #include "lsjit/runtime/io/g2o.h"
 #include "lsjit/runtime/io/synthetic.h"
