@@ -10,6 +10,7 @@
 #include "lsjit/runtime/bal_problem.h"
 #include "lsjit/runtime/builtin_costs.h"
 #include "lsjit/runtime/cost.h"
+#include "lsjit/runtime/covariance.h"
 #include "lsjit/runtime/io/bal.h"
 #include "lsjit/runtime/io/g2o.h"
 #include "lsjit/runtime/io/synthetic.h"
