@@ -13,9 +13,13 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// ‖v‖∞, NaN if any entry is NaN (std::max would drop it).
 double max_abs(const std::vector<double>& v) {
   double m = 0;
-  for (double x : v) m = std::max(m, std::abs(x));
+  for (double x : v) {
+    if (std::isnan(x)) return x;
+    m = std::max(m, std::abs(x));
+  }
   return m;
 }
 
@@ -165,6 +169,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
       if (it.step_norm <= options.parameter_tolerance * (x_norm + options.parameter_tolerance)) {
         it.trust_region_radius = radius;
         it.cost = cost;
+        it.gradient_max_norm = max_abs(g);
         it.iteration_s = seconds_since(iteration_start);
         it.cumulative_s = seconds_since(start);
         report(it);
@@ -201,6 +206,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
           } else {
             ++summary.unsuccessful_steps;
           }
+          it.gradient_max_norm = max_abs(g);
           report(it);
           return finish(Termination::FunctionTolerance,
                         "function tolerance reached: |cost change| / cost <= " +
@@ -229,6 +235,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
       ++summary.unsuccessful_steps;
       if (options.gauss_newton) {
         it.cost = cost;
+        it.gradient_max_norm = max_abs(g);
         it.iteration_s = seconds_since(iteration_start);
         it.cumulative_s = seconds_since(start);
         report(it);

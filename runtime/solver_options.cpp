@@ -137,7 +137,7 @@ std::string SolveSummary::report() const {
   out << "\nKernel cache: " << cache_hits << " hits, " << cache_misses << " misses (" << compiles
       << " compiled)\n\nTime (in seconds):\n";
   row("  Trace", seconds(trace_s));
-  row("  Compile (or load)", seconds(compile_s));
+  row("  Compile (or load), per kernel", seconds(compile_s));
   row("  Analyze total", seconds(analyze_s));
   row("  Residual evaluation", seconds(residual_s));
   row("  Jacobian (normal equations)", seconds(jacobian_s));

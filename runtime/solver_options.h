@@ -152,7 +152,8 @@ struct SolveSummary {
   std::string message;           // why it stopped, in words
 
   // Time split, seconds. trace_s and compile_s are those of analyze() for this problem
-  // (cache hits make compile_s small); residual_s is spent in residual-only evaluations
+  // (cache hits make compile_s small; compile_s sums the kernels, which analyze() compiles
+  // concurrently, so it can exceed analyze_s); residual_s is spent in residual-only evaluations
   // (trial points), jacobian_s in normal-equation evaluations (gradient, J^T J blocks) and
   // their assembly, linear_solver_s in the linear solver. analyze_s is analyze() in all,
   // solve_s this solve() in all, total_s their sum.
