@@ -1,0 +1,55 @@
+# `cmake --install` makes a CMake package (README.md, "Using lsjit from another CMake project"):
+#   include/lsjit/...               lsjit.h and the headers of ir/, compiler/ and runtime/
+#   lib/liblsjit_*.a                the three static libraries
+#   bin/lsjit                       the CLI
+#   lib/cmake/lsjit/                lsjitConfig.cmake, its version file, the exported targets
+# Included by the top-level CMakeLists.txt once every installed target exists.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(LSJIT_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/lsjit)
+
+# Every header of the three libraries: they include only the standard library, Eigen and
+# each other (the package test checks this), so each is usable from the install tree. The
+# build tree sees the same files as <lsjit/...> through its include/lsjit symlink.
+install(FILES ${PROJECT_SOURCE_DIR}/lsjit.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lsjit)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/ir ${PROJECT_SOURCE_DIR}/compiler ${PROJECT_SOURCE_DIR}/runtime
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lsjit
+        FILES_MATCHING PATTERN "*.h")
+
+# Consumers see lsjit::ir, lsjit::compiler, lsjit::runtime, lsjit::lsjit and lsjit::cli.
+set_target_properties(lsjit_ir PROPERTIES EXPORT_NAME ir)
+set_target_properties(lsjit_compiler PROPERTIES EXPORT_NAME compiler)
+set_target_properties(lsjit_runtime PROPERTIES EXPORT_NAME runtime)
+set_target_properties(lsjit_cli PROPERTIES EXPORT_NAME cli
+                      # keeps an RPATH to libLLVM and CHOLMOD when they are outside the
+                      # system's library directories
+                      INSTALL_RPATH_USE_LINK_PATH ON)
+# The include directory goes on lsjit::ir; the other libraries get it by linking it.
+install(TARGETS lsjit_ir EXPORT lsjitTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS lsjit_compiler lsjit_runtime lsjit lsjit_cli EXPORT lsjitTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(EXPORT lsjitTargets NAMESPACE lsjit:: DESTINATION ${LSJIT_CMAKE_INSTALL_DIR})
+
+# The config re-finds the static libraries' private dependencies, hinted at the
+# directories this build used (lsjitConfig.cmake.in says why).
+# LSJIT_WITH_CHOLMOD: whether lsjit_runtime links lsjit::cholmod (CMakeLists.txt).
+set(LSJIT_CHOLMOD_HINTS)
+if(LSJIT_WITH_CHOLMOD)
+  foreach(library IN ITEMS ${LSJIT_CHOLMOD_LIBRARY} ${LSJIT_SUITESPARSECONFIG_LIBRARY})
+    get_filename_component(directory ${library} DIRECTORY)
+    list(APPEND LSJIT_CHOLMOD_HINTS ${directory})
+  endforeach()
+  list(REMOVE_DUPLICATES LSJIT_CHOLMOD_HINTS)
+endif()
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/lsjitConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/lsjitConfig.cmake
+                              INSTALL_DESTINATION ${LSJIT_CMAKE_INSTALL_DIR})
+# Before 1.0 a minor version may change the API, so only the same minor version matches.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/lsjitConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/lsjitConfig.cmake ${PROJECT_BINARY_DIR}/lsjitConfigVersion.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/lsjitCHOLMOD.cmake
+        DESTINATION ${LSJIT_CMAKE_INSTALL_DIR})
