@@ -17,6 +17,7 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <set>
 
 #include "lsjit/compiler/kernel_cache.h"
 #include "lsjit/ir/augmented_lagrangian.h"
@@ -75,6 +76,52 @@ void dump_trace(const Merged& m) {
       std::cerr << "lsjit: LSJIT_DUMP_DIR: traces are not dumped (" << e.what() << ")\n";
     });
   }
+}
+
+// The type AnalyzeOptions::schur_elimination asks for, or "" when none can be eliminated.
+std::string schur_type(const std::vector<detail::TypeTable>& types,
+                       const std::vector<std::vector<int64_t>>& ids_of_type,
+                       const std::set<std::pair<std::string, int64_t>>& constant,
+                       const std::vector<Merged>& merged, const std::string& request) {
+  if (request == "none") return "";
+  auto eliminable = [&](const std::string& name) {
+    for (const Merged& m : merged) {
+      int slots = 0;
+      for (const ir::VarSlot& v : m.traced.signature.vars) slots += v.type == name;
+      if (slots > 1) return false;
+    }
+    return true;
+  };
+  // Free variables of a type: referenced and not constant (IDs may repeat here).
+  auto free_count = [&](size_t t) {
+    std::set<int64_t> ids(ids_of_type[t].begin(), ids_of_type[t].end());
+    size_t n = 0;
+    for (int64_t id : ids) n += constant.count({types[t].type->name, id}) == 0;
+    return n;
+  };
+  size_t total_free = 0;
+  std::vector<size_t> counts;
+  for (size_t t = 0; t < types.size(); ++t) total_free += counts.emplace_back(free_count(t));
+  if (request != "auto") {
+    for (size_t t = 0; t < types.size(); ++t)
+      if (types[t].type->name == request) {
+        if (!eliminable(request))
+          throw Error("lsjit: schur_elimination = \"" + request + "\": a cost has two " + request +
+                      " variables, so the Schur complement cannot eliminate them");
+        return request;
+      }
+    throw Error("lsjit: schur_elimination = \"" + request + "\": no cost uses a variable of that type");
+  }
+  std::string best;
+  size_t best_count = 0;
+  for (size_t t = 0; t < types.size(); ++t) {
+    const std::string& name = types[t].type->name;
+    if (counts[t] > best_count && counts[t] < total_free && eliminable(name)) {
+      best = name;
+      best_count = counts[t];
+    }
+  }
+  return best;
 }
 
 }  // namespace
@@ -177,12 +224,17 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
     }
   }
   // Types numbered in name order, so that the free variables' order (and with it the
-  // linear system) does not depend on the order of add() calls.
+  // linear system) does not depend on the order of add() calls; the eliminated type last.
   {
+    const std::string eliminated = schur_type(layout->types, ids_of_type, constant_, merged,
+                                              options.schur_elimination);
+    layout->eliminated_type = eliminated;
     std::vector<uint32_t> order(layout->types.size());
     std::iota(order.begin(), order.end(), 0u);
     std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-      return layout->types[a].type->name < layout->types[b].type->name;
+      const std::string& na = layout->types[a].type->name;
+      const std::string& nb = layout->types[b].type->name;
+      return std::make_pair(na == eliminated, na) < std::make_pair(nb == eliminated, nb);
     });
     std::vector<uint32_t> new_index(order.size());
     for (uint32_t k = 0; k < order.size(); ++k) new_index[order[k]] = k;
@@ -215,6 +267,12 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
       layout->tangent_dim += table.type->tangent;
     }
   }
+  layout->first_eliminated = static_cast<int64_t>(layout->free.size());
+  for (size_t k = 0; k < layout->free.size(); ++k)
+    if (layout->types[layout->free[k].type].type->name == layout->eliminated_type) {
+      layout->first_eliminated = static_cast<int64_t>(k);
+      break;
+    }
 
   // 5. Rows and data, and each group's place in the evaluation buffers.
   for (size_t gi = 0; gi < merged.size(); ++gi) {

@@ -89,6 +89,10 @@ struct ProblemLayout {
   std::vector<KernelGroup> groups;
   std::vector<FreeVariable> free;
   int64_t tangent_dim = 0;
+  // Free variables [first_eliminated, free.size()) are those of the type the Schur solvers
+  // eliminate (AnalyzeOptions::schur_elimination); free.size() when there is none.
+  int64_t first_eliminated = 0;
+  std::string eliminated_type;  // "" when none
   size_t residuals = 0;  // Σ instances * residual_dim
   size_t constant_variables = 0;
 
