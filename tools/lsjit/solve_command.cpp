@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "solve_plot.h"
 #include "lsjit/ir/error.h"
 #include "lsjit/runtime/bal_problem.h"
 #include "lsjit/runtime/pose_graph_problem.h"
@@ -23,6 +24,8 @@ Solves a g2o pose graph or a BAL bundle-adjustment file and prints the solver su
 
   --format g2o|bal      the file's format (default: from its content)
   --out FILE            write the solution in the same format
+  --plot FILE.svg       draw the pose graph before and after, and the cost per iteration
+                        (g2o only; 3D graphs projected on the x-y plane)
   --linear-solver NAME  sparse_cholesky (default), dense_cholesky, eigen_sparse_cholesky, cg
   --max-iterations N    (default 50)
   --function-tolerance X, --gradient-tolerance X, --parameter-tolerance X
@@ -89,7 +92,7 @@ std::optional<Loss> parse_loss(const std::string& text) {
 }
 
 SolveResult solve_file(const std::string& file, const std::string& format, const std::string& out_file,
-                       const Loss& loss, const SolverOptions& options) {
+                       const std::string& plot_file, const Loss& loss, const SolverOptions& options) {
   if (format == "bal") {
     io::BalProblem bal = io::read_bal(file);
     BalLeastSquares p = make_bal_problem(bal, loss);
@@ -103,6 +106,7 @@ SolveResult solve_file(const std::string& file, const std::string& format, const
   io::PoseGraph graph = io::read_g2o(file);
   PoseGraphProblem p = make_pose_graph_problem(graph, loss);
   SolveResult r = p.problem.analyze().solve(p.initial, options);
+  if (!plot_file.empty()) write_solve_plot(plot_file, file, graph, r);
   if (!out_file.empty() && r.summary.usable()) {
     update_poses(graph, r.values);
     io::write_g2o(out_file, graph);
@@ -113,7 +117,7 @@ SolveResult solve_file(const std::string& file, const std::string& format, const
 }  // namespace
 
 int solve_command(const Args& args, std::ostream& out, std::ostream& err) {
-  std::string file, format, out_file;
+  std::string file, format, out_file, plot_file;
   SolverOptions options;
   Loss loss = TrivialLoss();
   bool json = false;
@@ -139,7 +143,7 @@ int solve_command(const Args& args, std::ostream& out, std::ostream& err) {
       const auto parsed = v ? parse_loss(*v) : std::nullopt;
       if (!parsed) return bad("expects NAME:SCALE with NAME huber, soft_l_one, cauchy, arctan or tukey and SCALE > 0");
       loss = *parsed;
-    } else if (a == "--format" || a == "--out" || a == "--linear-solver") {
+    } else if (a == "--format" || a == "--out" || a == "--plot" || a == "--linear-solver") {
       const auto v = value();
       if (!v) return bad("needs a value");
       if (a == "--format") {
@@ -147,6 +151,8 @@ int solve_command(const Args& args, std::ostream& out, std::ostream& err) {
         format = *v;
       } else if (a == "--out") {
         out_file = *v;
+      } else if (a == "--plot") {
+        plot_file = *v;
       } else {
         const auto s = linear_solver_from_name(*v);
         if (!s) return bad("expects sparse_cholesky, dense_cholesky, eigen_sparse_cholesky or cg, not '" + *v + "'");
@@ -184,9 +190,13 @@ int solve_command(const Args& args, std::ostream& out, std::ostream& err) {
         << "lines, or a BAL header of three counts); pass --format\n";
     return 1;
   }
+  if (!plot_file.empty() && format != "g2o") {
+    err << "lsjit solve: --plot draws pose graphs (g2o files); " << file << " is " << format << "\n";
+    return 2;
+  }
   options.log = &out;
   if (json) options.verbose = false;
-  const SolveResult result = solve_file(file, format, out_file, loss, options);
+  const SolveResult result = solve_file(file, format, out_file, plot_file, loss, options);
   if (json) out << result.summary.json() << "\n";
   else out << result.summary.report();
   return result.summary.usable() ? 0 : 1;

@@ -1,0 +1,64 @@
+// The picture `lsjit solve FILE.g2o --plot FILE.svg` draws, as plain C++: pure functions
+// from numbers to SVG text, no dependencies beyond the standard library.
+//
+// solve_plot_svg draws three panels side by side on one canvas:
+//   before  the initial estimate           odometry chains as polylines, loop closures as
+//   after   the solution                   thin straight lines; both panels share one
+//                                          scale (so sizes compare), x and y at the same
+//                                          scale (aspect preserved), with ticked axes
+//   cost    cost per iteration, log scale  iteration 0 is the initial point; decades on
+//                                          the y axis, the initial and final cost written
+// SVG elements, so that a reader (or a test) can count them: per graph panel one
+// <polyline> per odometry chain with at least two drawable vertices and, if there are loop
+// closures, one <path> holding them all; one <polyline> for the cost curve when there are
+// positive finite costs; frames, grid and ticks are <rect> and <line>; markers <circle>.
+// The document starts with "<svg", has a viewBox, a <title> equal to `title`, and ends
+// with "</svg>\n". Vertices with a non-finite coordinate are left out (a chain is cut
+// there); non-positive or non-finite costs are left out of the log-scale curve.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace lsjit::cli {
+
+struct Point2 {
+  double x = 0, y = 0;
+};
+
+// Which edges of a pose graph are odometry and which loop closures.
+struct GraphTopology {
+  std::vector<std::vector<size_t>> odometry_chains;      // vertex indices, drawn as polylines
+  std::vector<std::pair<size_t, size_t>> loop_closures;  // vertex indices, drawn as lines
+};
+
+// Odometry edges join vertices with consecutive ids (i -> i+1, either direction); a chain
+// is a maximal run of vertices, in id order, each joined to the next by an odometry edge.
+// Every other edge is a loop closure. `ids[k]` is vertex k's id; edges are (from id, to
+// id) and must name vertices in `ids`. A vertex without odometry edges is in no chain.
+GraphTopology classify_edges(const std::vector<int64_t>& ids,
+                             const std::vector<std::pair<int64_t, int64_t>>& edges);
+
+struct SolvePlot {
+  std::string title;     // heading and <title>, e.g. "lsjit solve sphere.g2o"
+  std::string subtitle;  // a second line, e.g. "SE3, 2,500 poses, projected on the x-y plane"
+  std::vector<Point2> before, after;  // vertex positions, one per vertex, same length
+  GraphTopology topology;             // indices into before/after
+  std::vector<double> costs;          // per iteration, [0] the initial cost
+  std::string after_label = "after";  // the after panel's heading, e.g. "after (12 iterations)"
+};
+
+std::string solve_plot_svg(const SolvePlot& plot);
+
+// Tick positions at 1, 2 or 5 times a power of ten covering [lo, hi] with about `target`
+// ticks, all within [lo, hi]. lo < hi, both finite.
+std::vector<double> nice_ticks(double lo, double hi, int target);
+
+// `text` with & < > " ' replaced by entities.
+std::string xml_escape(std::string_view text);
+
+}  // namespace lsjit::cli

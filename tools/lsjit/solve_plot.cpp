@@ -1,0 +1,71 @@
+// The data of the --plot picture from a pose graph and a SolveResult (solve_plot.h).
+#include "solve_plot.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "lsjit/ir/error.h"
+#include "lsjit/runtime/pose_graph_problem.h"
+
+namespace lsjit::cli {
+namespace {
+
+std::vector<Point2> positions(const io::PoseGraph& g) {
+  std::vector<Point2> p;
+  if (g.dimension == 3)
+    for (const SE3d& x : g.poses3) p.push_back({x.translation()(0), x.translation()(1)});
+  else
+    for (const SE2d& x : g.poses2) p.push_back({x.translation()(0), x.translation()(1)});
+  return p;
+}
+
+// 12345 -> "12,345", for counts in the subtitle.
+std::string grouped(size_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+SolvePlot make_solve_plot(const std::string& name, const io::PoseGraph& before, const SolveResult& result) {
+  SolvePlot plot;
+  plot.title = "lsjit solve " + std::filesystem::path(name).filename().string();
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  if (before.dimension == 3)
+    for (const auto& e : before.edges3) edges.emplace_back(e.from, e.to);
+  else
+    for (const auto& e : before.edges2) edges.emplace_back(e.from, e.to);
+  plot.topology = classify_edges(before.vertex_ids, edges);
+  plot.subtitle = std::string(before.dimension == 3 ? "SE3" : "SE2") + " pose graph, " +
+                  grouped(before.num_vertices()) + " poses, " + grouped(before.num_edges()) + " edges (" +
+                  grouped(plot.topology.loop_closures.size()) + " loop closures)" +
+                  (before.dimension == 3 ? "; 3D poses projected on the x-y plane" : "");
+  plot.before = positions(before);
+  if (result.summary.usable()) {
+    io::PoseGraph after = before;
+    update_poses(after, result.values);
+    plot.after = positions(after);
+    plot.after_label = "after: " + std::to_string(result.summary.iterations) + " iterations, " +
+                       std::string(termination_name(result.summary.termination));
+  } else {
+    plot.after = plot.before;
+    plot.after_label = "after: solve failed, initial estimate shown";
+  }
+  for (const IterationSummary& it : result.summary.per_iteration) plot.costs.push_back(it.cost);
+  return plot;
+}
+
+void write_solve_plot(const std::string& svg_path, const std::string& name, const io::PoseGraph& before,
+                      const SolveResult& result) {
+  const std::string svg = solve_plot_svg(make_solve_plot(name, before, result));
+  std::ofstream out(svg_path, std::ios::binary | std::ios::trunc);
+  out << svg;
+  out.close();
+  if (!out) throw Error(svg_path + ": cannot write the plot");
+}
+
+}  // namespace lsjit::cli

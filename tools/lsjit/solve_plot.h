@@ -1,0 +1,24 @@
+// `lsjit solve FILE.g2o --plot FILE.svg`: from a pose graph and its solve to the picture of
+// plot_svg.h. The graph panels show the x-y positions of the poses (3D graphs projected on
+// the x-y plane, which the subtitle says); the cost panel the cost after each iteration
+// (SolveSummary::per_iteration).
+#pragma once
+
+#include <string>
+
+#include "lsjit/runtime/analyzed_problem.h"
+#include "lsjit/runtime/io/g2o.h"
+#include "plot_svg.h"
+
+namespace lsjit::cli {
+
+// `before`: the graph as read. The after panel shows `result.values` when the solve is
+// usable, else the initial estimate again, and its heading says so. `name`: the input
+// file's name for the title.
+SolvePlot make_solve_plot(const std::string& name, const io::PoseGraph& before, const SolveResult& result);
+
+// Writes solve_plot_svg(make_solve_plot(...)) to `svg_path`; lsjit::Error if it cannot.
+void write_solve_plot(const std::string& svg_path, const std::string& name, const io::PoseGraph& before,
+                      const SolveResult& result);
+
+}  // namespace lsjit::cli
