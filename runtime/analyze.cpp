@@ -82,12 +82,12 @@ void dump_trace(const Merged& m) {
 std::string schur_type(const std::vector<detail::TypeTable>& types,
                        const std::vector<std::vector<int64_t>>& ids_of_type,
                        const std::set<std::pair<std::string, int64_t>>& constant,
-                       const std::vector<Merged>& merged, const std::string& request) {
+                       const std::vector<detail::KernelGroup>& groups, const std::string& request) {
   if (request == "none") return "";
   auto eliminable = [&](const std::string& name) {
-    for (const Merged& m : merged) {
+    for (const detail::KernelGroup& g : groups) {
       int slots = 0;
-      for (const ir::VarSlot& v : m.traced.signature.vars) slots += v.type == name;
+      for (const ir::VarSlot& v : g.traced.signature.vars) slots += v.type == name;
       if (slots > 1) return false;
     }
     return true;
@@ -226,7 +226,7 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
   // Types numbered in name order, so that the free variables' order (and with it the
   // linear system) does not depend on the order of add() calls; the eliminated type last.
   {
-    const std::string eliminated = schur_type(layout->types, ids_of_type, constant_, merged,
+    const std::string eliminated = schur_type(layout->types, ids_of_type, constant_, layout->groups,
                                               options.schur_elimination);
     layout->eliminated_type = eliminated;
     std::vector<uint32_t> order(layout->types.size());

@@ -382,3 +382,33 @@ TEST_CASE("normal equations over several evaluation waves: every instance counte
   CHECK(e3.gradient == e.gradient);
   CHECK(e3.gauss_newton == e.gauss_newton);
 }
+
+TEST_CASE("schur_elimination: auto puts the eliminable type with most variables last, or none") {
+  auto proj = cost("schur_proj", [](const auto& v, VecVar<6> cam, VecVar<3> pt, const auto& z) {
+    const auto c = v[cam];
+    const auto p = v[pt];
+    return std::array<Sym, 2>{c(0) * p(0) + c(1) * p(1) + c(2) - z(0), c(3) * p(1) + c(4) * p(2) + c(5) - z(1)};
+  });
+  Problem ba;
+  for (int c = 0; c < 3; ++c)
+    for (int p = 0; p < 5; ++p) ba.add(proj, VecVar<6>(c), VecVar<3>(p), Eigen::Vector2d(c, p));
+  auto types_in_order = [](const AnalyzedProblem& a) {
+    std::string order;
+    for (const auto& f : a.free_variables())
+      if (order.empty() || order.substr(order.size() - f.type.size()) != f.type) order += (order.empty() ? "" : ",") + f.type;
+    return order;
+  };
+  CHECK(types_in_order(ba.analyze(with_cache(memory_cache()))) == "Vec6,Vec3");
+  AnalyzeOptions named = with_cache(memory_cache());
+  named.schur_elimination = "Vec6";
+  CHECK(types_in_order(ba.analyze(named)) == "Vec3,Vec6");
+  named.schur_elimination = "none";
+  CHECK(types_in_order(ba.analyze(named)) == "Vec3,Vec6");
+  named.schur_elimination = "SE3";
+  CHECK_THROWS_WITH_AS(ba.analyze(named), doctest::Contains("no cost uses a variable of that type"), Error);
+  // Two slots of one type (a spring): that type cannot be eliminated.
+  Network net = random_network(6, 1);
+  AnalyzeOptions springs = with_cache(memory_cache());
+  springs.schur_elimination = "Vec3";
+  CHECK_THROWS_WITH_AS(net.problem.analyze(springs), doctest::Contains("a cost has two Vec3 variables"), Error);
+}
