@@ -64,20 +64,23 @@ std::vector<SuiteSparse_long> block_amd_permutation(const BlockPattern& p, cholm
 
 struct CholmodCholesky::State {
   cholmod_common common;
-  cholmod_sparse* lower = nullptr;     // A's scalar lower triangle; values refilled per solve
+  cholmod_sparse* lower = nullptr;     // P A Pᵀ's scalar lower triangle; values refilled per solve
   cholmod_factor* factor = nullptr;    // symbolic after analysis, numeric after factorize
   cholmod_dense* solution = nullptr;   // cholmod_l_solve2's output and workspace, reused
   cholmod_dense* work_y = nullptr;
   cholmod_dense* work_e = nullptr;
   std::vector<int64_t> value_index;    // lower entry -> values() index
-  std::vector<int64_t> diagonal_entry; // scalar row -> lower entry of its diagonal
+  std::vector<int64_t> diagonal_entry; // permuted scalar row -> lower entry of its diagonal
+  std::vector<int64_t> perm;           // permuted row k is A's row perm[k]
   std::vector<double> rhs;
   double lnz = 0, flops = 0;
 
   State() {
     cholmod_l_start(&common);
     common.print = 0;  // failures are reported through LinearSolveSummary
-    common.supernodal = CHOLMOD_SUPERNODAL;
+    // A simplicial factor is LDLᵀ by default, which succeeds on indefinite matrices;
+    // asking for LLᵀ makes every non-positive pivot a failure, as the supernodal one is.
+    common.final_ll = true;
   }
   ~State() {
     cholmod_l_free_dense(&solution, &common);
@@ -91,38 +94,97 @@ struct CholmodCholesky::State {
   State& operator=(const State&) = delete;
 };
 
+namespace {
+
+// A lower-triangular CSC matrix with the given pattern (values zero).
+cholmod_sparse* allocate_lower(int64_t n, const std::vector<int64_t>& column_begin,
+                               const std::vector<int64_t>& row, cholmod_common* c) {
+  cholmod_sparse* m = cholmod_l_allocate_sparse(n, n, row.size(), true, true, -1, CHOLMOD_REAL, c);
+  if (m == nullptr) throw Error("CHOLMOD: " + status_text(c->status) + " (matrix)");
+  std::copy(column_begin.begin(), column_begin.end(), static_cast<SuiteSparse_long*>(m->p));
+  std::copy(row.begin(), row.end(), static_cast<SuiteSparse_long*>(m->i));
+  std::fill_n(static_cast<double*>(m->x), row.size(), 0.0);
+  return m;
+}
+
+}  // namespace
+
+// The fill-reducing permutation P is chosen once (block AMD, or CHOLMOD's AMD, then
+// CHOLMOD's postordering), and the matrix CHOLMOD sees is P A Pᵀ itself, analyzed in its
+// natural order: a factorization then works on the stored matrix as it is, where CHOLMOD
+// would otherwise permute A into a new matrix at every call (7-20% of a pose-graph solve,
+// docs/benchmarks.md). CHOLMOD chooses supernodal or simplicial from the analysis (its
+// default rule, flops / nnz(L) >= 40): simplicial is 2-5x faster on the thin fill of 2D
+// pose graphs, supernodal wins on the dense fronts of 3D graphs and bundle adjustment.
 CholmodCholesky::CholmodCholesky(std::shared_ptr<const BlockPattern> pattern, Ordering ordering)
     : LinearSolver(std::move(pattern)), state_(std::make_unique<State>()) {
   State& s = *state_;
   const BlockPattern& p = *pattern_;
   const int64_t n = p.dim();
-  BlockPattern::LowerCsc csc = p.lower_csc();
-  const int64_t nnz = static_cast<int64_t>(csc.row.size());
-  s.lower = cholmod_l_allocate_sparse(n, n, nnz, true, true, -1, CHOLMOD_REAL, &s.common);
-  if (s.lower == nullptr) throw Error("CHOLMOD: " + status_text(s.common.status) + " (matrix)");
-  std::copy(csc.column_begin.begin(), csc.column_begin.end(),
-            static_cast<SuiteSparse_long*>(s.lower->p));
-  std::copy(csc.row.begin(), csc.row.end(), static_cast<SuiteSparse_long*>(s.lower->i));
-  std::fill_n(static_cast<double*>(s.lower->x), nnz, 0.0);
-  s.value_index = std::move(csc.value_index);
-  s.diagonal_entry.assign(csc.column_begin.begin(), csc.column_begin.end() - 1);
   s.rhs.resize(n);
+  if (n == 0) {
+    analyses_ = 1;
+    return;
+  }
+  BlockPattern::LowerCsc csc = p.lower_csc();
 
-  if (n > 0) {
+  // 1. The permutation, from an analysis of A itself.
+  {
+    cholmod_sparse* a = allocate_lower(n, csc.column_begin, csc.row, &s.common);
     s.common.nmethods = 1;
+    cholmod_factor* f = nullptr;
     if (ordering == Ordering::BlockAmd) {
-      std::vector<SuiteSparse_long> perm = block_amd_permutation(p, &s.common);
+      std::vector<SuiteSparse_long> block_perm = block_amd_permutation(p, &s.common);
       s.common.method[0].ordering = CHOLMOD_GIVEN;
-      s.factor = cholmod_l_analyze_p(s.lower, perm.data(), nullptr, 0, &s.common);
+      f = cholmod_l_analyze_p(a, block_perm.data(), nullptr, 0, &s.common);
     } else {
       s.common.method[0].ordering = CHOLMOD_AMD;
-      s.factor = cholmod_l_analyze(s.lower, &s.common);
+      f = cholmod_l_analyze(a, &s.common);
     }
-    if (s.factor == nullptr || s.common.status < CHOLMOD_OK)
+    cholmod_l_free_sparse(&a, &s.common);
+    if (f == nullptr || s.common.status < CHOLMOD_OK)
       throw Error("CHOLMOD: analysis failed: " + status_text(s.common.status));
-    s.lnz = s.common.lnz;
-    s.flops = s.common.fl;
+    const auto* fp = static_cast<const SuiteSparse_long*>(f->Perm);
+    s.perm.assign(fp, fp + n);
+    cholmod_l_free_factor(&f, &s.common);
   }
+
+  // 2. P A Pᵀ's lower triangle: A's entry (r, c) moves to (inverse[r], inverse[c]).
+  std::vector<int64_t> inverse(n);
+  for (int64_t k = 0; k < n; ++k) inverse[s.perm[k]] = k;
+  std::vector<int64_t> count(n + 1, 0);
+  for (int64_t c = 0; c < n; ++c)
+    for (int64_t e = csc.column_begin[c]; e < csc.column_begin[c + 1]; ++e)
+      ++count[std::min(inverse[csc.row[e]], inverse[c]) + 1];
+  for (int64_t c = 0; c < n; ++c) count[c + 1] += count[c];
+  std::vector<std::pair<int64_t, int64_t>> entries(csc.row.size());  // (new row, value index)
+  std::vector<int64_t> next(count.begin(), count.end() - 1);
+  for (int64_t c = 0; c < n; ++c)
+    for (int64_t e = csc.column_begin[c]; e < csc.column_begin[c + 1]; ++e) {
+      const int64_t i = inverse[csc.row[e]], j = inverse[c];
+      entries[next[std::min(i, j)]++] = {std::max(i, j), csc.value_index[e]};
+    }
+  std::vector<int64_t> rows(entries.size());
+  s.value_index.resize(entries.size());
+  s.diagonal_entry.resize(n);
+  for (int64_t c = 0; c < n; ++c) {
+    std::sort(entries.begin() + count[c], entries.begin() + count[c + 1]);
+    for (int64_t e = count[c]; e < count[c + 1]; ++e) {
+      rows[e] = entries[e].first;
+      s.value_index[e] = entries[e].second;
+    }
+    s.diagonal_entry[c] = count[c];  // sorted: the diagonal (row c) comes first
+  }
+  s.lower = allocate_lower(n, count, rows, &s.common);
+
+  // 3. The symbolic factorization of P A Pᵀ in its own order.
+  s.common.method[0].ordering = CHOLMOD_NATURAL;
+  s.common.postorder = false;
+  s.factor = cholmod_l_analyze(s.lower, &s.common);
+  if (s.factor == nullptr || s.common.status < CHOLMOD_OK)
+    throw Error("CHOLMOD: analysis failed: " + status_text(s.common.status));
+  s.lnz = s.common.lnz;
+  s.flops = s.common.fl;
   analyses_ = 1;
 }
 
@@ -140,16 +202,14 @@ LinearSolveSummary CholmodCholesky::solve_checked(const BlockSparseSymmetric& A,
   auto* entries = static_cast<double*>(s.lower->x);
   for (size_t e = 0; e < s.value_index.size(); ++e) entries[e] = values[s.value_index[e]];
   if (shift != nullptr)
-    for (int64_t r = 0; r < n; ++r) entries[s.diagonal_entry[r]] += shift[r];
-
+    for (int64_t k = 0; k < n; ++k) entries[s.diagonal_entry[k]] += shift[s.perm[k]];
   LinearSolveSummary summary;
   ++factorizations_;
   cholmod_l_factorize(s.lower, s.factor, &s.common);
   if (s.common.status == CHOLMOD_NOT_POSDEF || s.factor->minor < static_cast<size_t>(n)) {
     summary.message = "the matrix is not positive definite (CHOLMOD: non-positive pivot";
     if (s.factor->minor < static_cast<size_t>(n)) {
-      // minor is the failing column of the permuted matrix; Perm maps it back to A's row.
-      const int64_t row = static_cast<const SuiteSparse_long*>(s.factor->Perm)[s.factor->minor];
+      const int64_t row = s.perm[s.factor->minor];  // back to A's numbering
       summary.message += " at scalar row " + std::to_string(row) + ", block " +
                          std::to_string(block_of(*pattern_, row));
     }
@@ -160,7 +220,7 @@ LinearSolveSummary CholmodCholesky::solve_checked(const BlockSparseSymmetric& A,
     summary.message = "CHOLMOD factorization failed: " + status_text(s.common.status);
     return summary;
   }
-  std::copy(b, b + n, s.rhs.begin());
+  for (int64_t k = 0; k < n; ++k) s.rhs[k] = b[s.perm[k]];
   cholmod_dense rhs{};
   rhs.nrow = static_cast<size_t>(n);
   rhs.ncol = 1;
@@ -174,7 +234,7 @@ LinearSolveSummary CholmodCholesky::solve_checked(const BlockSparseSymmetric& A,
     return summary;
   }
   const auto* solution = static_cast<const double*>(s.solution->x);
-  std::copy(solution, solution + n, x);
+  for (int64_t k = 0; k < n; ++k) x[s.perm[k]] = solution[k];
   summary.ok = summary.converged = true;
   summary.iterations = 1;
   return summary;
