@@ -77,11 +77,15 @@ SchurStructure::SchurStructure(std::shared_ptr<const BlockPattern> pattern,
     right_begin_.push_back(static_cast<int64_t>(right_.size()));
   }
   for (int i = 0; i < e; ++i) left_count[i + 1] += left_count[i];
-  for (int q = 0; q < np; ++q) point_begin_[q + 1] += point_begin_[q];
+  observation_vector_begin_.assign(np + 1, 0);
+  for (int q = 0; q < np; ++q) {
+    observation_vector_begin_[q + 1] = observation_vector_begin_[q] + point_begin_[q + 1] * point_size(q);
+    point_begin_[q + 1] += point_begin_[q];
+  }
   left_begin_ = left_count;
   left_.resize(right_.size());
   observations_.resize(point_begin_[np]);
-  camera_observation_.reserve(observations_.size());
+  camera_observations_.reserve(observations_.size());
   camera_begin_.push_back(0);
   std::vector<int64_t> point_next(point_begin_.begin(), point_begin_.end() - 1);
   // Scattering in increasing camera order keeps each point's list (and left(j)) sorted.
@@ -92,9 +96,9 @@ SchurStructure::SchurStructure(std::shared_ptr<const BlockPattern> pattern,
       if (j < e) continue;
       const int64_t o = point_next[j - e]++;
       observations_[o] = {i, j - e, p.offset(k)};
-      camera_observation_.push_back(o);
+      camera_observations_.push_back({j - e, p.offset(k), o});
     }
-    camera_begin_.push_back(static_cast<int64_t>(camera_observation_.size()));
+    camera_begin_.push_back(static_cast<int64_t>(camera_observations_.size()));
   }
 }
 
@@ -106,9 +110,9 @@ std::vector<std::pair<int, int>> SchurStructure::reduced_pairs() const {
       marked[b.camera] = i;
       pairs.emplace_back(i, b.camera);
     }
-    for (int64_t o : camera_observations(i)) {
-      const int64_t end = point_observations_end(observations_[o].point);
-      for (int64_t q = o + 1; q < end; ++q) {
+    for (const CameraObservation& c : camera_observations(i)) {
+      const int64_t end = point_observations_end(c.point);
+      for (int64_t q = c.in_point + 1; q < end; ++q) {
         const int j = observations_[q].camera;
         if (marked[j] == i) continue;
         marked[j] = i;

@@ -43,6 +43,13 @@ class SchurStructure {
     int point;       // point number (block first_eliminated_block + point)
     int64_t offset;  // of the block B_ip (camera row, point column) in H's values()
   };
+  // An observation as seen from its camera: self-contained, so that a pass over a camera's
+  // points reads one contiguous array (and H's row, which holds the B blocks in this order).
+  struct CameraObservation {
+    int point;
+    int64_t offset;    // of B_ip in H's values()
+    int64_t in_point;  // index of the same observation in the point-major storage
+  };
   struct CameraBlock {
     int camera;      // the other camera of an off-diagonal camera-camera block
     int64_t offset;  // of the stored block in H's values()
@@ -90,15 +97,23 @@ class SchurStructure {
     return {observations_.data() + point_begin_[p],
             static_cast<size_t>(point_begin_[p + 1] - point_begin_[p])};
   }
-  // The observations of camera i, in increasing point order, as indices into the point-major
-  // storage: for index o, the cameras after camera i in point p's list are those at o + 1 up
-  // to the end of point_observations(p).
-  std::span<const int64_t> camera_observations(int i) const {
-    return slice(camera_observation_, camera_begin_, i);
+  // The observations of camera i, in increasing point order. For one of them, c, the cameras
+  // after camera i that also observe c.point are observation(q) for in_point < q <
+  // point_observations_end(c.point).
+  std::span<const CameraObservation> camera_observations(int i) const {
+    return slice(camera_observations_, camera_begin_, i);
   }
-  const Observation& observation(int64_t o) const { return observations_[o]; }
+  const Observation& observation(int64_t q) const { return observations_[q]; }
+  int64_t point_observations_begin(int p) const { return point_begin_[p]; }
   int64_t point_observations_end(int p) const { return point_begin_[p + 1]; }
   int64_t num_observations() const { return static_cast<int64_t>(observations_.size()); }
+
+  // One point-sized vector per observation, back to back in point-major order (a point's
+  // vectors adjacent): where observation q of point p keeps its vector, and the total size.
+  int64_t observation_vector_offset(int p, int64_t q) const {
+    return observation_vector_begin_[p] + (q - point_begin_[p]) * point_size(p);
+  }
+  int64_t observation_vector_total() const { return observation_vector_begin_.back(); }
 
   // Storage for one square matrix per point (size_p²) or per camera (size_i²), back to back.
   int64_t point_square_offset(int p) const { return point_square_[p]; }
@@ -126,7 +141,8 @@ class SchurStructure {
   std::vector<int64_t> right_begin_, left_begin_;       // num_cameras + 1
   std::vector<Observation> observations_;               // point-major
   std::vector<int64_t> point_begin_;                    // num_points + 1
-  std::vector<int64_t> camera_observation_;             // camera-major, into observations_
+  std::vector<int64_t> observation_vector_begin_;       // num_points + 1
+  std::vector<CameraObservation> camera_observations_;  // camera-major
   std::vector<int64_t> camera_begin_;                   // num_cameras + 1
   std::vector<int64_t> point_square_, camera_square_;   // count + 1
 };
