@@ -4,7 +4,7 @@
 // and B_ipᵀx_i, B_ip w_p in every CG iteration. With the sizes known at compile time the
 // compiler unrolls them and temporaries live on the stack; with runtime sizes the loops are
 // general and temporaries are allocated. On a 9/3 problem the fully runtime-sized fallback
-// is 1.3-1.5 times slower (a runtime camera size alone costs little: the passes are bound by
+// is 1.2-1.5 times slower (a runtime camera size alone costs little: the passes are bound by
 // memory, and the point size sets the innermost loops).
 //
 // make_schur_kernels dispatches once, on the structure's uniform camera and point sizes, to
