@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "lsjit/ir/error.h"
 #include "lsjit/runtime/linear/cholmod_cholesky.h"
 #include "lsjit/runtime/linear/conjugate_gradient.h"
 #include "lsjit/runtime/linear/dense_cholesky.h"
@@ -104,6 +105,13 @@ std::unique_ptr<LinearSolver> make_linear_solver(LinearSolverType type,
       return std::make_unique<EigenSparseCholesky>(structure.shared_pattern());
     case LinearSolverType::ConjugateGradient:
       return std::make_unique<ConjugateGradient>(structure.shared_pattern());
+    case LinearSolverType::DenseSchur:
+    case LinearSolverType::SparseSchur:
+    case LinearSolverType::IterativeSchur:
+      throw Error(std::string(linear_solver_name(type)) +
+                  " eliminates the trailing blocks of a bundle adjustment problem and needs to "
+                  "know where they start: use make_schur_solver(type, structure, "
+                  "first_eliminated_block) from schur_solver.h");
   }
   throw std::logic_error("make_linear_solver: unknown LinearSolverType");
 }
@@ -114,6 +122,9 @@ constexpr std::pair<LinearSolverType, std::string_view> kNames[] = {
     {LinearSolverType::SparseCholesky, "sparse_cholesky"},
     {LinearSolverType::EigenSparseCholesky, "eigen_sparse_cholesky"},
     {LinearSolverType::ConjugateGradient, "cg"},
+    {LinearSolverType::DenseSchur, "dense_schur"},
+    {LinearSolverType::SparseSchur, "sparse_schur"},
+    {LinearSolverType::IterativeSchur, "iterative_schur"},
 };
 }  // namespace
 

@@ -46,8 +46,14 @@ struct LinearSolverOptions {
   // ConjugateGradient: stop when ‖b − (A + diag(shift)) x‖₂ <= cg_relative_tolerance·‖b‖₂
   // (the residual as the CG recurrence tracks it), or after max_cg_iterations iterations.
   // max_cg_iterations >= 1 and a finite cg_relative_tolerance >= 0, else solve() fails.
+  // ConjugateGradient and IterativeSchur (on the reduced camera system, see
+  // schur_iterative.h).
   int max_cg_iterations = 500;
   double cg_relative_tolerance = 1e-6;
+  // Threads for the Schur solvers' per-point and per-camera work, the caller's included; 0
+  // means one per hardware thread, < 0 makes solve() fail. Results do not depend on it (bit
+  // for bit). The other solvers run on the calling thread.
+  int num_threads = 1;
 };
 
 struct LinearSolveSummary {
@@ -64,6 +70,12 @@ enum class LinearSolverType {
   SparseCholesky,       // CHOLMOD supernodal if lsjit was built with it, else Eigen's
   EigenSparseCholesky,  // Eigen SimplicialLLT, AMD ordering
   ConjugateGradient,    // block-Jacobi preconditioned CG: inexact, no factorization
+  // Schur complement solvers for bundle adjustment: eliminate the point blocks, solve for the
+  // cameras (schur_solver.h). They need to know where the points start, so they are made by
+  // make_schur_solver; make_linear_solver rejects them.
+  DenseSchur,           // reduced camera system dense, Eigen LLT: up to a few hundred cameras
+  SparseSchur,          // reduced camera system block-sparse, sparse Cholesky
+  IterativeSchur,       // reduced camera system implicit, Schur-Jacobi PCG: inexact
 };
 
 class LinearSolver {
@@ -78,7 +90,8 @@ class LinearSolver {
   LinearSolveSummary solve(const BlockSparseSymmetric& A, const double* shift, const double* b,
                            double* x, const LinearSolverOptions& options);
 
-  // The implementation: dense_cholesky, cholmod_cholesky, eigen_sparse_cholesky or cg.
+  // The implementation: dense_cholesky, cholmod_cholesky, eigen_sparse_cholesky, cg,
+  // dense_schur, sparse_schur or iterative_schur.
   virtual std::string_view name() const = 0;
 
   // How often the symbolic analysis (ordering, symbolic factorization, workspace) and the
@@ -106,14 +119,16 @@ class LinearSolver {
 
 // The solver of `type` for matrices with structure's pattern (its values are not read).
 // SparseCholesky is CHOLMOD when cholmod_available(), else EigenSparseCholesky. Never
-// returns nullptr; throws what the solver's constructor throws.
+// returns nullptr; throws what the solver's constructor throws, and lsjit::Error for a
+// Schur type (use make_schur_solver in schur_solver.h, which takes the elimination point).
 std::unique_ptr<LinearSolver> make_linear_solver(LinearSolverType type,
                                                  const BlockSparseSymmetric& structure);
 
 // Whether this build of lsjit has CHOLMOD (CMake found SuiteSparse).
 bool cholmod_available();
 
-// dense_cholesky, sparse_cholesky, eigen_sparse_cholesky, cg (and back; nullopt if unknown).
+// dense_cholesky, sparse_cholesky, eigen_sparse_cholesky, cg, dense_schur, sparse_schur,
+// iterative_schur (and back; nullopt if unknown).
 std::string_view linear_solver_name(LinearSolverType type);
 std::optional<LinearSolverType> linear_solver_from_name(std::string_view name);
 

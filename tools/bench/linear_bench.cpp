@@ -1,7 +1,7 @@
 // Linear-solver benchmark: for synthetic normal equations shaped like lsjit's problems (a
-// 3D pose graph, a 2D grid, bundle adjustment without the Schur complement), the time of
-// each solver's analysis (construction: ordering, symbolic factorization) and of one solve()
-// with an LM-style damping, median over repeats. Prints a Markdown table
+// 3D pose graph, a 2D grid, bundle adjustment with and without the Schur complement), the
+// time of each solver's analysis (construction: ordering, symbolic factorization) and of one
+// solve() with an LM-style damping, median over repeats. Prints a Markdown table
 // (docs/linear_solvers.md).
 //
 //   lsjit_bench_linear [--repeats N] [--small]
@@ -18,6 +18,7 @@
 
 #include "lsjit/runtime/linear/cholmod_cholesky.h"
 #include "lsjit/runtime/linear/linear_solver.h"
+#include "lsjit/runtime/linear/schur_solver.h"
 
 namespace {
 
@@ -38,6 +39,7 @@ struct Structure {
   std::vector<int> sizes;
   std::vector<std::pair<int, int>> edges;  // two-variable residuals (plus a prior on each)
   int edge_rows = 0;
+  int first_point = -1;  // bundle adjustment: where the points (eliminated by Schur) start
 };
 
 Structure pose_graph(int poses, int loops, std::mt19937_64& rng) {
@@ -66,11 +68,25 @@ Structure grid(int side) {
 // Cameras (9) first, then points (3), each point seen by `views` random cameras.
 Structure bundle(int cameras, int points, int views, std::mt19937_64& rng) {
   Structure s{"BA " + std::to_string(cameras) + " cams, " + std::to_string(points) + " pts",
-              std::vector<int>(cameras, 9), {}, 2};
+              std::vector<int>(cameras, 9), {}, 2, cameras};
   s.sizes.resize(cameras + points, 3);
   std::uniform_int_distribution<int> camera(0, cameras - 1);
   for (int p = 0; p < points; ++p)
     for (int v = 0; v < views; ++v) s.edges.emplace_back(camera(rng), cameras + p);
+  return s;
+}
+
+// A video sequence: cameras along a path, each point seen by `views` consecutive cameras, so
+// that the reduced camera system is banded (sparse) however many cameras there are.
+Structure bundle_sequence(int cameras, int points, int views) {
+  Structure s{"BA sequence " + std::to_string(cameras) + " cams, " + std::to_string(points) +
+                  " pts",
+              std::vector<int>(cameras, 9), {}, 2, cameras};
+  s.sizes.resize(cameras + points, 3);
+  for (int p = 0; p < points; ++p) {
+    const int first = static_cast<int>(int64_t{p} * (cameras - views) / points);
+    for (int v = 0; v < views; ++v) s.edges.emplace_back(first + v, cameras + p);
+  }
   return s;
 }
 
@@ -117,6 +133,17 @@ void run(const Structure& s, int repeats, std::mt19937_64& rng) {
 
   using Factory = std::function<std::unique_ptr<LinearSolver>()>;
   std::vector<std::pair<std::string, Factory>> solvers;
+  if (s.first_point >= 0) {
+    auto schur = [&](LinearSolverType type) {
+      return [&, type] { return make_schur_solver(type, H, s.first_point); };
+    };
+    if (s.first_point * 9 <= 3000) solvers.emplace_back("dense_schur", schur(LinearSolverType::DenseSchur));
+    solvers.emplace_back("sparse_schur", schur(LinearSolverType::SparseSchur));
+    solvers.emplace_back("sparse_schur, 2 threads", schur(LinearSolverType::SparseSchur));
+    solvers.emplace_back("iterative_schur (tol 1e-6)", schur(LinearSolverType::IterativeSchur));
+    solvers.emplace_back("iterative_schur (tol 1e-6), 2 threads",
+                         schur(LinearSolverType::IterativeSchur));
+  }
   if (H.dim() <= 3000)
     solvers.emplace_back("dense_cholesky", [&] { return make_linear_solver(LinearSolverType::DenseCholesky, H); });
   if (cholmod_available()) {
@@ -128,8 +155,9 @@ void run(const Structure& s, int repeats, std::mt19937_64& rng) {
   solvers.emplace_back("eigen_sparse_cholesky", [&] { return make_linear_solver(LinearSolverType::EigenSparseCholesky, H); });
   solvers.emplace_back("cg (tol 1e-6)", [&] { return make_linear_solver(LinearSolverType::ConjugateGradient, H); });
 
-  const LinearSolverOptions options;  // cg_relative_tolerance 1e-6
   for (const auto& [label, make] : solvers) {
+    LinearSolverOptions options;  // cg_relative_tolerance 1e-6
+    if (label.find("2 threads") != std::string::npos) options.num_threads = 2;
     std::vector<double> analysis, solve;
     LinearSolveSummary summary;
     std::string factor;
@@ -172,5 +200,7 @@ int main(int argc, char** argv) {
   run(pose_graph(small ? 1000 : 5000, small ? 200 : 1000, rng), repeats, rng);
   run(grid(small ? 20 : 100), repeats, rng);
   run(bundle(small ? 10 : 50, small ? 500 : 5000, 4, rng), repeats, rng);
+  run(bundle(small ? 50 : 500, small ? 5000 : 50000, 5, rng), repeats, rng);
+  run(bundle_sequence(small ? 200 : 2000, small ? 10000 : 100000, 6), repeats, rng);
   return 0;
 }

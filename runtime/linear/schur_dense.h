@@ -1,0 +1,35 @@
+// DenseSchur: the reduced camera system S (schur_solver.h) assembled as a dense matrix and
+// factored by Eigen's LLT. Right for tens to a few hundred cameras, where S is dense anyway
+// (every two cameras share a point) and a dense factorization beats sparse bookkeeping;
+// O(n_A³) per solve and 8·n_A² bytes for n_A = the cameras' scalar dimension.
+//
+// Analysis (constructor): the Schur structure and the n_A x n_A buffer. solve(): inverts the
+// points, writes S's upper triangle row block by row block (one camera per task, so in
+// parallel), factors it in place and solves; a non-positive pivot is ok = false.
+#pragma once
+
+#include <Eigen/Core>
+
+#include "lsjit/runtime/linear/schur_solver.h"
+
+namespace lsjit::linear {
+
+class DenseSchur final : public SchurSolver {
+ public:
+  // Throws lsjit::Error when the blocks from first_eliminated_block on cannot be eliminated
+  // (schur_structure.h), std::bad_alloc when S does not fit in memory.
+  DenseSchur(std::shared_ptr<const BlockPattern> pattern, int first_eliminated_block);
+  std::string_view name() const override { return "dense_schur"; }
+
+ protected:
+  LinearSolveSummary solve_reduced(const BlockSparseSymmetric& A, const double* shift,
+                                   const double* r, double* x_A,
+                                   const LinearSolverOptions& options) override;
+
+ private:
+  // Row-major, so that a block row of S is contiguous for the task that writes it; upper
+  // triangle: S, then its Cholesky factor.
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> S_;
+};
+
+}  // namespace lsjit::linear

@@ -1,0 +1,383 @@
+#include "lsjit/runtime/linear/schur_kernels.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+// Compile time matters here: the kernels are instantiated for some fifty (camera, point)
+// size pairs. So whatever depends on one size only (inverting a point or camera block,
+// products with A) is a separate, non-inlined template instantiated once per size, and the
+// small products are plain loops over fixed-size Eigen maps (multiply() below), whose bounds
+// are compile-time constants that the compiler unrolls. With Eigen's product expressions and
+// LLT this file took over 10 minutes of CPU to compile (4 with lazyProduct), with the loops
+// about 40 s, for the same arithmetic: blocks this small never reach Eigen's blocked kernels.
+
+namespace lsjit::linear {
+
+namespace {
+
+// Eigen refuses a row-major column vector, which a camera x point block is for points of
+// size 1; its memory is the same either way.
+template <int R, int C>
+using RowMajor = Eigen::Matrix<double, R, C, (C == 1 && R != 1) ? Eigen::ColMajor : Eigen::RowMajor>;
+template <int R, int C>
+using ConstBlock = Eigen::Map<const RowMajor<R, C>>;
+template <int R, int C>
+using StridedBlock = Eigen::Map<RowMajor<R, C>, 0, Eigen::OuterStride<>>;
+template <int N>
+using Vector = Eigen::Matrix<double, N, 1>;
+template <int N>
+using Square = Eigen::Matrix<double, N, N>;  // inverses are symmetric: the layout is moot
+
+template <int N>
+Eigen::Map<const Vector<N>> vec(const double* data, int n) {
+  return {data, n};
+}
+template <int N>
+Eigen::Map<Vector<N>> vec(double* data, int n) {
+  return {data, n};
+}
+template <int N>
+Eigen::Map<const Square<N>> square(const double* data, int n) {
+  return {data, n, n};
+}
+
+// An uninitialized rows x cols M. Fixed sizes get no arguments: Eigen reads two arguments to
+// a 2-vector (one to a 1x1) as its coefficients.
+template <typename M>
+M uninitialized(int rows, int cols) {
+  if constexpr (M::SizeAtCompileTime == Eigen::Dynamic)
+    return M(rows, cols);
+  else
+    return M();
+}
+
+// Σ_k l(a, k) r(k, c), summed in increasing k from 0. A compile-time inner size is
+// unrolled: GCC -O2 keeps even a 3-term loop as a loop, which made the iterative solver 1.3
+// times slower on a 500-camera problem.
+template <typename L, typename R>
+inline double dot(const L& l, const R& r, Eigen::Index a, Eigen::Index c) {
+  double v = 0;
+  if constexpr (L::ColsAtCompileTime != Eigen::Dynamic) {
+#pragma GCC unroll 16
+    for (int k = 0; k < L::ColsAtCompileTime; ++k) v += l(a, k) * r(k, c);
+  } else {
+    for (Eigen::Index k = 0; k < l.cols(); ++k) v += l(a, k) * r(k, c);
+  }
+  return v;
+}
+
+enum class Update { Set, Add, Subtract };
+
+// out (=, +=, −=) l r, for fixed- or runtime-sized Eigen matrices or maps (and transposes of
+// them). Each entry is one dot product, then applied: the same rounding for any thread.
+template <Update U, typename Out, typename L, typename R>
+inline void multiply(Out&& out, const L& l, const R& r) {
+  for (Eigen::Index a = 0; a < l.rows(); ++a)
+    for (Eigen::Index c = 0; c < r.cols(); ++c) {
+      const double v = dot(l, r, a, c);
+      if constexpr (U == Update::Set) out(a, c) = v;
+      if constexpr (U == Update::Add) out(a, c) += v;
+      if constexpr (U == Update::Subtract) out(a, c) -= v;
+    }
+}
+
+// The symmetric matrix whose upper triangle is that of the row-major n x n block at `upper`
+// (H's diagonal blocks: their lower triangle is never read), plus diag(shift) if not null.
+template <int N>
+[[gnu::noinline]] Square<N> symmetric(const double* upper, const double* shift, int n) {
+  auto M = uninitialized<Square<N>>(n, n);
+  for (int a = 0; a < n; ++a) {
+    M(a, a) = upper[a * n + a] + (shift != nullptr ? shift[a] : 0.0);
+    for (int b = a + 1; b < n; ++b) M(a, b) = M(b, a) = upper[a * n + b];
+  }
+  return M;
+}
+
+// out = M⁻¹ through M = UᵀU (U upper): false, out untouched, when a pivot is <= 0, i.e. M
+// is not positive definite. Then W = U⁻¹ and M⁻¹ = W Wᵀ.
+template <int N>
+[[gnu::noinline]] bool invert_spd(const Square<N>& M, double* out, int n) {
+  auto U = uninitialized<Square<N>>(n, n);
+  auto W = uninitialized<Square<N>>(n, n);
+  for (int k = 0; k < n; ++k) {
+    double d = M(k, k);
+    for (int m = 0; m < k; ++m) d -= U(m, k) * U(m, k);
+    if (!(d > 0)) return false;
+    U(k, k) = std::sqrt(d);
+    for (int c = k + 1; c < n; ++c) {
+      double v = M(k, c);
+      for (int m = 0; m < k; ++m) v -= U(m, k) * U(m, c);
+      U(k, c) = v / U(k, k);
+    }
+  }
+  for (int c = 0; c < n; ++c)
+    for (int r = c; r >= 0; --r) {
+      double v = r == c ? 1.0 : 0.0;
+      for (int m = r + 1; m <= c; ++m) v -= U(r, m) * W(m, c);
+      W(r, c) = v / U(r, r);
+    }
+  Eigen::Map<Square<N>> inverse(out, n, n);
+  for (int a = 0; a < n; ++a)
+    for (int b = a; b < n; ++b) {
+      double v = 0;
+      for (int m = b; m < n; ++m) v += W(a, m) * W(b, m);
+      inverse(a, b) = inverse(b, a) = v;
+    }
+  return true;
+}
+
+// The work on camera blocks alone: A and D_A.
+template <int CS>
+struct CameraOps {
+  // ((A + D_A) x)_i.
+  [[gnu::noinline]] static Vector<CS> times(const SchurStructure& s, const double* H,
+                                            const double* shift, const double* x, int i) {
+    const int m = s.camera_size(i);
+    const double* di = shift != nullptr ? shift + s.camera_offset(i) : nullptr;
+    auto sum = uninitialized<Vector<CS>>(m, 1);
+    multiply<Update::Set>(sum, symmetric<CS>(H + s.camera_diagonal(i), di, m),
+                          vec<CS>(x + s.camera_offset(i), m));
+    for (const SchurStructure::CameraBlock& c : s.left(i)) {
+      const int mj = s.camera_size(c.camera);
+      multiply<Update::Add>(sum, ConstBlock<CS, CS>(H + c.offset, mj, m).transpose(),
+                            vec<CS>(x + s.camera_offset(c.camera), mj));
+    }
+    for (const SchurStructure::CameraBlock& c : s.right(i)) {
+      const int mj = s.camera_size(c.camera);
+      multiply<Update::Add>(sum, ConstBlock<CS, CS>(H + c.offset, m, mj),
+                            vec<CS>(x + s.camera_offset(c.camera), mj));
+    }
+    return sum;
+  }
+
+  // Block (i, j), i <= j, of the target as a writable row-major map.
+  static StridedBlock<CS, CS> block(const SchurStructure& s, const SchurTarget& t, int i, int j) {
+    const int m = s.camera_size(i), mj = s.camera_size(j);
+    if (t.dense != nullptr)
+      return {t.dense + s.camera_offset(i) * t.dense_stride + s.camera_offset(j), m, mj,
+              Eigen::OuterStride<>(t.dense_stride)};
+    // O(log row length); the product stored there costs far more.
+    return {t.sparse->values().data() + t.sparse->find(i, j), m, mj, Eigen::OuterStride<>(mj)};
+  }
+
+  // Block row i of the target's upper triangle set to that of A + D_A (zero elsewhere).
+  [[gnu::noinline]] static void start_row(const SchurStructure& s, const double* H,
+                                          const double* shift, const SchurTarget& t, int i) {
+    const int m = s.camera_size(i);
+    if (t.dense != nullptr) {
+      const int64_t r0 = s.camera_offset(i);
+      for (int a = 0; a < m; ++a)
+        std::fill(t.dense + (r0 + a) * t.dense_stride + r0,
+                  t.dense + (r0 + a + 1) * t.dense_stride, 0.0);
+    } else {
+      const BlockPattern& p = t.sparse->pattern();
+      double* values = t.sparse->values().data();
+      std::fill(values + p.offset(p.row_begin(i)), values + p.offset(p.row_end(i)), 0.0);
+    }
+    block(s, t, i, i) =
+        symmetric<CS>(H + s.camera_diagonal(i), shift ? shift + s.camera_offset(i) : nullptr, m);
+    for (const SchurStructure::CameraBlock& c : s.right(i))
+      block(s, t, i, c.camera) = ConstBlock<CS, CS>(H + c.offset, m, s.camera_size(c.camera));
+  }
+
+  [[gnu::noinline]] static void multiply_inverse(const SchurStructure& s, const double* inverses,
+                                                 const double* r, double* z, int i) {
+    const int m = s.camera_size(i);
+    multiply<Update::Set>(vec<CS>(z + s.camera_offset(i), m),
+                          square<CS>(inverses + s.camera_square_offset(i), m),
+                          vec<CS>(r + s.camera_offset(i), m));
+  }
+};
+
+template <int CS, int PS>
+class Kernels final : public SchurKernels {
+ public:
+  explicit Kernels(const SchurStructure& s) : s_(s) {}
+  int camera_block_size() const override { return CS; }
+  int point_block_size() const override { return PS; }
+
+  int invert_points(const double* H, const double* shift, double* inverses, int begin,
+                    int end) const override {
+    for (int p = begin; p < end; ++p) {
+      const int n = point_size(p);
+      const double* dp = shift != nullptr ? shift + s_.camera_dim() + point_at(p) : nullptr;
+      if (!invert_spd<PS>(symmetric<PS>(H + s_.point_diagonal(p), dp, n),
+                          inverses + point_square_at(p), n))
+        return p;
+    }
+    return -1;
+  }
+
+  void multiply_bt(const double* H, const double* x, double* products, int begin,
+                   int end) const override {
+    for (int i = begin; i < end; ++i) {
+      const int m = camera_size(i);
+      const auto xi = vec<CS>(x + camera_at(i), m);
+      for (const SchurStructure::CameraObservation& c : s_.camera_observations(i)) {
+        const int n = point_size(c.point);
+        multiply<Update::Set>(vec<PS>(products + observation_at(c.point, c.in_point), n),
+                              ConstBlock<CS, PS>(H + c.offset, m, n).transpose(), xi);
+      }
+    }
+  }
+
+  void solve_points(const double* inverses, const double* b, const double* products,
+                    double* out, int begin, int end) const override {
+    for (int p = begin; p < end; ++p) {
+      const int n = point_size(p);
+      auto t = uninitialized<Vector<PS>>(n, 1);
+      if (b != nullptr)
+        t = vec<PS>(b + point_at(p), n);
+      else
+        t.setZero();
+      if (products != nullptr) {
+        for (int64_t q = s_.point_observations_begin(p); q < s_.point_observations_end(p); ++q)
+          t -= vec<PS>(products + observation_at(p, q), n);
+      }
+      multiply<Update::Set>(vec<PS>(out + point_at(p), n),
+                            square<PS>(inverses + point_square_at(p), n), t);
+    }
+  }
+
+  void reduce_rhs(const double* H, const double* v, const double* b, double* r, int begin,
+                  int end) const override {
+    for (int i = begin; i < end; ++i) {
+      const int m = camera_size(i);
+      Vector<CS> y = vec<CS>(b + camera_at(i), m);
+      add_b_times<Update::Subtract>(H, v, y, i);
+      vec<CS>(r + camera_at(i), m) = y;
+    }
+  }
+
+  void multiply_schur(const double* H, const double* shift, const double* x, const double* w,
+                      double* y, int begin, int end) const override {
+    for (int i = begin; i < end; ++i) {
+      Vector<CS> sum = CameraOps<CS>::times(s_, H, shift, x, i);
+      add_b_times<Update::Add>(H, w, sum, i);
+      vec<CS>(y + camera_at(i), camera_size(i)) = sum;
+    }
+  }
+
+  void assemble_schur(const double* H, const double* shift, const double* inverses,
+                      const SchurTarget& target, int begin, int end) const override {
+    for (int i = begin; i < end; ++i) {
+      const int m = camera_size(i);
+      CameraOps<CS>::start_row(s_, H, shift, target, i);
+      // S_ij −= B_ip C_p⁻¹ B_jpᵀ for the cameras j >= i of each point p of camera i, points in
+      // increasing order: each block of row i is summed in the same order by any thread.
+      for (const SchurStructure::CameraObservation& c : s_.camera_observations(i)) {
+        const int n = point_size(c.point);
+        auto E = uninitialized<RowMajor<CS, PS>>(m, n);
+        multiply<Update::Set>(E, ConstBlock<CS, PS>(H + c.offset, m, n),
+                              square<PS>(inverses + point_square_at(c.point), n));
+        const int64_t last = s_.point_observations_end(c.point);
+        for (int64_t q = c.in_point; q < last; ++q) {
+          const SchurStructure::Observation& other = s_.observation(q);
+          const int mj = camera_size(other.camera);
+          multiply<Update::Subtract>(CameraOps<CS>::block(s_, target, i, other.camera), E,
+                                     ConstBlock<CS, PS>(H + other.offset, mj, n).transpose());
+        }
+      }
+    }
+  }
+
+  int invert_schur_diagonal(const double* H, const double* shift, const double* inverses,
+                            double* out, int begin, int end) const override {
+    for (int i = begin; i < end; ++i) {
+      const int m = camera_size(i);
+      Square<CS> Sii = symmetric<CS>(H + s_.camera_diagonal(i),
+                                     shift != nullptr ? shift + camera_at(i) : nullptr, m);
+      for (const SchurStructure::CameraObservation& c : s_.camera_observations(i)) {
+        const int n = point_size(c.point);
+        const ConstBlock<CS, PS> B(H + c.offset, m, n);
+        auto E = uninitialized<RowMajor<CS, PS>>(m, n);
+        multiply<Update::Set>(E, B, square<PS>(inverses + point_square_at(c.point), n));
+        multiply<Update::Subtract>(Sii, E, B.transpose());
+      }
+      if (!invert_spd<CS>(Sii, out + s_.camera_square_offset(i), m)) return i;
+    }
+    return -1;
+  }
+
+  void multiply_camera_inverses(const double* inverses, const double* r, double* z, int begin,
+                                int end) const override {
+    for (int i = begin; i < end; ++i) CameraOps<CS>::multiply_inverse(s_, inverses, r, z, i);
+  }
+
+ private:
+  // Sizes and offsets in camera and point vectors and in the point inverses: arithmetic on
+  // a compile-time size when there is one, else the pattern's tables, which a pass over the
+  // observations would read at random (the passes are bound by memory latency).
+  int camera_size(int i) const {
+    if constexpr (CS == Eigen::Dynamic) return s_.camera_size(i);
+    return CS;
+  }
+  int point_size(int p) const {
+    if constexpr (PS == Eigen::Dynamic) return s_.point_size(p);
+    return PS;
+  }
+  int64_t camera_at(int i) const {
+    if constexpr (CS == Eigen::Dynamic) return s_.camera_offset(i);
+    return int64_t{i} * CS;
+  }
+  int64_t point_at(int p) const {
+    if constexpr (PS == Eigen::Dynamic) return s_.point_offset(p);
+    return int64_t{p} * PS;
+  }
+  int64_t observation_at(int p, int64_t q) const {
+    if constexpr (PS == Eigen::Dynamic) return s_.observation_vector_offset(p, q);
+    return q * PS;
+  }
+  int64_t point_square_at(int p) const {
+    if constexpr (PS == Eigen::Dynamic) return s_.point_square_offset(p);
+    return int64_t{p} * PS * PS;
+  }
+
+  // y (+= or −=) Σ_p B_ip w_p over camera i's points, in increasing point order.
+  template <Update U>
+  void add_b_times(const double* H, const double* w, Vector<CS>& y, int i) const {
+    const int m = camera_size(i);
+    for (const SchurStructure::CameraObservation& c : s_.camera_observations(i)) {
+      const int n = point_size(c.point);
+      multiply<U>(y, ConstBlock<CS, PS>(H + c.offset, m, n), vec<PS>(w + point_at(c.point), n));
+    }
+  }
+
+  const SchurStructure& s_;
+};
+
+template <int CS, int PS>
+std::unique_ptr<SchurKernels> make_kernels(const SchurStructure& s) {
+  return std::make_unique<Kernels<CS, PS>>(s);
+}
+
+// The instantiation for camera size `cs` (1..12, else runtime-sized) and point size PS.
+template <int PS, int... C>
+std::unique_ptr<SchurKernels> for_camera_size(int cs, const SchurStructure& s,
+                                              std::integer_sequence<int, C...>) {
+  std::unique_ptr<SchurKernels> kernels;
+  (void)((cs == C + 1 && (kernels = make_kernels<C + 1, PS>(s), true)) || ...);
+  return kernels ? std::move(kernels) : make_kernels<Eigen::Dynamic, PS>(s);
+}
+
+template <int PS>
+std::unique_ptr<SchurKernels> for_point_size(int cs, const SchurStructure& s) {
+  return for_camera_size<PS>(cs, s, std::make_integer_sequence<int, 12>{});
+}
+
+}  // namespace
+
+std::unique_ptr<SchurKernels> make_schur_kernels(const SchurStructure& s) {
+  const int cs = s.uniform_camera_size();
+  switch (s.uniform_point_size()) {
+    case 1: return for_point_size<1>(cs, s);
+    case 2: return for_point_size<2>(cs, s);
+    case 3: return for_point_size<3>(cs, s);
+    case 4: return for_point_size<4>(cs, s);
+  }
+  return make_kernels<Eigen::Dynamic, Eigen::Dynamic>(s);
+}
+
+}  // namespace lsjit::linear

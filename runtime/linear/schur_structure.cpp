@@ -1,0 +1,132 @@
+#include "lsjit/runtime/linear/schur_structure.h"
+
+#include <string>
+
+#include "lsjit/ir/error.h"
+
+namespace lsjit::linear {
+
+std::optional<int> eliminable_suffix(const BlockPattern& pattern) {
+  const int n = pattern.num_blocks();
+  if (n == 0) return std::nullopt;
+  // A stored block (i, j), i < j, forbids eliminating both, so the run must start after i.
+  int start = n - 1;
+  const int size = pattern.block_size(n - 1);
+  while (start > 0 && pattern.block_size(start - 1) == size) --start;
+  for (int i = start; i < n; ++i)
+    if (pattern.row_end(i) - pattern.row_begin(i) > 1) start = i + 1;
+  return start;
+}
+
+namespace {
+
+// The common block size of blocks [begin, end), or 0 when they differ or there are none.
+int uniform_size(const BlockPattern& p, int begin, int end) {
+  if (begin == end) return 0;
+  const int size = p.block_size(begin);
+  for (int i = begin + 1; i < end; ++i)
+    if (p.block_size(i) != size) return 0;
+  return size;
+}
+
+// Prefix sums of size² over blocks [begin, end).
+std::vector<int64_t> square_offsets(const BlockPattern& p, int begin, int end) {
+  std::vector<int64_t> offsets{0};
+  for (int i = begin; i < end; ++i)
+    offsets.push_back(offsets.back() + int64_t{p.block_size(i)} * p.block_size(i));
+  return offsets;
+}
+
+}  // namespace
+
+SchurStructure::SchurStructure(std::shared_ptr<const BlockPattern> pattern,
+                               int first_eliminated_block)
+    : pattern_(std::move(pattern)), first_point_(first_eliminated_block) {
+  const BlockPattern& p = *pattern_;
+  const int n = p.num_blocks(), e = first_point_;
+  if (e < 0 || e > n)
+    throw Error("Schur solver: first_eliminated_block = " + std::to_string(e) + " is outside [0, " +
+                std::to_string(n) + "]");
+  for (int q = e; q < n; ++q)
+    if (p.row_end(q) - p.row_begin(q) > 1)
+      throw Error("Schur solver: eliminated blocks " + std::to_string(q) + " and " +
+                  std::to_string(p.col(p.row_begin(q) + 1)) +
+                  " are coupled (a cost involves both); blocks from first_eliminated_block = " +
+                  std::to_string(e) + " on must be coupled only to blocks before it");
+  uniform_camera_size_ = uniform_size(p, 0, e);
+  uniform_point_size_ = uniform_size(p, e, n);
+  point_square_ = square_offsets(p, e, n);
+  camera_square_ = square_offsets(p, 0, e);
+
+  // One pass over the camera rows of H: row i holds (i, i), then the blocks (i, j) with
+  // j > i a camera, then the observations (i, point), each group in increasing column.
+  const int np = n - e;
+  std::vector<int64_t> left_count(e + 1, 0);
+  point_begin_.assign(np + 1, 0);
+  right_begin_.push_back(0);
+  for (int i = 0; i < e; ++i) {
+    for (int64_t k = p.row_begin(i) + 1; k < p.row_end(i); ++k) {
+      const int j = p.col(k);
+      if (j < e) {
+        right_.push_back({j, p.offset(k)});
+        ++left_count[j + 1];
+      } else {
+        ++point_begin_[j - e + 1];
+      }
+    }
+    right_begin_.push_back(static_cast<int64_t>(right_.size()));
+  }
+  for (int i = 0; i < e; ++i) left_count[i + 1] += left_count[i];
+  observation_vector_begin_.assign(np + 1, 0);
+  for (int q = 0; q < np; ++q) {
+    observation_vector_begin_[q + 1] = observation_vector_begin_[q] + point_begin_[q + 1] * point_size(q);
+    point_begin_[q + 1] += point_begin_[q];
+  }
+  left_begin_ = left_count;
+  left_.resize(right_.size());
+  observations_.resize(point_begin_[np]);
+  camera_observations_.reserve(observations_.size());
+  camera_begin_.push_back(0);
+  std::vector<int64_t> point_next(point_begin_.begin(), point_begin_.end() - 1);
+  // Scattering in increasing camera order keeps each point's list (and left(j)) sorted.
+  for (int i = 0; i < e; ++i) {
+    for (const CameraBlock& b : right(i)) left_[left_count[b.camera]++] = {i, b.offset};
+    for (int64_t k = p.row_begin(i) + 1; k < p.row_end(i); ++k) {
+      const int j = p.col(k);
+      if (j < e) continue;
+      const int64_t o = point_next[j - e]++;
+      observations_[o] = {i, j - e, p.offset(k)};
+      camera_observations_.push_back({j - e, p.offset(k), o});
+    }
+    camera_begin_.push_back(static_cast<int64_t>(camera_observations_.size()));
+  }
+}
+
+std::vector<std::pair<int, int>> SchurStructure::reduced_pairs() const {
+  std::vector<std::pair<int, int>> pairs;
+  std::vector<int> marked(num_cameras(), -1);  // marked[j] == i: (i, j) already listed
+  for (int i = 0; i < num_cameras(); ++i) {
+    for (const CameraBlock& b : right(i)) {
+      marked[b.camera] = i;
+      pairs.emplace_back(i, b.camera);
+    }
+    for (const CameraObservation& c : camera_observations(i)) {
+      const int64_t end = point_observations_end(c.point);
+      for (int64_t q = c.in_point + 1; q < end; ++q) {
+        const int j = observations_[q].camera;
+        if (marked[j] == i) continue;
+        marked[j] = i;
+        pairs.emplace_back(i, j);
+      }
+    }
+  }
+  return pairs;
+}
+
+std::vector<int> SchurStructure::camera_sizes() const {
+  std::vector<int> sizes(num_cameras());
+  for (int i = 0; i < num_cameras(); ++i) sizes[i] = camera_size(i);
+  return sizes;
+}
+
+}  // namespace lsjit::linear
