@@ -7,6 +7,7 @@
 #include "lsjit/runtime/augmented_lagrangian.h"
 #include "lsjit/runtime/evaluator.h"
 #include "lsjit/runtime/levenberg_marquardt.h"
+#include "lsjit/runtime/linear/schur_solver.h"
 #include "lsjit/runtime/problem_layout.h"
 #include "lsjit/runtime/thread_pool.h"
 
@@ -21,6 +22,9 @@ linear::LinearSolverType linear_type(LinearSolver s) {
     case LinearSolver::SparseCholesky: return linear::LinearSolverType::SparseCholesky;
     case LinearSolver::EigenSparseCholesky: return linear::LinearSolverType::EigenSparseCholesky;
     case LinearSolver::ConjugateGradient: return linear::LinearSolverType::ConjugateGradient;
+    case LinearSolver::DenseSchur: return linear::LinearSolverType::DenseSchur;
+    case LinearSolver::SparseSchur: return linear::LinearSolverType::SparseSchur;
+    case LinearSolver::IterativeSchur: return linear::LinearSolverType::IterativeSchur;
   }
   return linear::LinearSolverType::SparseCholesky;
 }
@@ -54,7 +58,17 @@ std::unique_ptr<linear::LinearSolver> ProblemLayout::take_solver(linear::LinearS
     for (auto& [t, solver] : pool)
       if (t == type && solver) return std::move(solver);
   }
-  return linear::make_linear_solver(type, linear::BlockSparseSymmetric(pattern));
+  const linear::BlockSparseSymmetric structure(pattern);
+  if (type == linear::LinearSolverType::DenseSchur || type == linear::LinearSolverType::SparseSchur ||
+      type == linear::LinearSolverType::IterativeSchur) {
+    if (first_eliminated >= static_cast<int64_t>(free.size()))
+      throw Error(std::string(linear::linear_solver_name(type)) +
+                  " needs a variable type to eliminate, and this problem has none (a type is "
+                  "eliminable when no cost has two variables of it; see "
+                  "AnalyzeOptions::schur_elimination)");
+    return linear::make_schur_solver(type, structure, static_cast<int>(first_eliminated));
+  }
+  return linear::make_linear_solver(type, structure);
 }
 
 void ProblemLayout::give_back(linear::LinearSolverType type,

@@ -143,6 +143,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
     linear::LinearSolverOptions linear_options;
     linear_options.max_cg_iterations = options.max_linear_iterations;
     linear_options.cg_relative_tolerance = options.linear_relative_tolerance;
+    linear_options.num_threads = options.num_threads;
     const linear::LinearSolveSummary ls =
         solver.solve(scaled, shift.data(), rhs.data(), step_scaled.data(), linear_options);
     summary.linear_solver_s += ls.seconds;

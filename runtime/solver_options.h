@@ -23,8 +23,15 @@ enum class LinearSolver {
                         // without CHOLMOD); symbolic factorization once per analyze
   EigenSparseCholesky,  // Eigen's SimplicialLDLT, always available
   ConjugateGradient,    // preconditioned CG, block-Jacobi preconditioner, inexact steps
+  // Schur complement solvers: eliminate the variable type AnalyzeOptions::schur_elimination
+  // chose (BAL's points) and solve the reduced system (the cameras):
+  DenseSchur,           // reduced system dense, Cholesky: up to a few hundred cameras
+  SparseSchur,          // reduced system block-sparse, CHOLMOD: many cameras, local views
+  IterativeSchur,       // reduced system implicit, Schur-Jacobi PCG: large problems, inexact
 };
-std::string_view linear_solver_name(LinearSolver solver);  // dense_cholesky, sparse_cholesky, ...
+// dense_cholesky, sparse_cholesky, eigen_sparse_cholesky, cg, dense_schur, sparse_schur,
+// iterative_schur
+std::string_view linear_solver_name(LinearSolver solver);
 std::optional<LinearSolver> linear_solver_from_name(std::string_view name);
 
 // One row of the iteration log (what verbose prints, what the callback sees).
@@ -98,13 +105,14 @@ struct SolverOptions {
   int max_iterations = 50;
   double max_time_s = 1e9;
 
-  // ConjugateGradient: per step, at most this many iterations, stopping at this relative
-  // residual ‖b − A x‖ / ‖b‖.
+  // ConjugateGradient and IterativeSchur: per step, at most this many iterations, stopping
+  // at this relative residual ‖b − A x‖ / ‖b‖ (of the reduced system for IterativeSchur).
   int max_linear_iterations = 500;
   double linear_relative_tolerance = 1e-6;
 
-  // Worker threads for evaluation: 0 uses every hardware thread. Results are identical
-  // whatever the count (fixed chunks, fixed summation order).
+  // Worker threads for evaluation and the Schur solvers' per-point work: 0 uses every
+  // hardware thread. Results are identical whatever the count (fixed chunks, fixed
+  // summation order).
   int num_threads = 1;
 
   bool verbose = false;          // a Ceres-like line per iteration

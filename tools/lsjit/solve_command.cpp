@@ -26,7 +26,9 @@ Solves a g2o pose graph or a BAL bundle-adjustment file and prints the solver su
   --out FILE            write the solution in the same format
   --plot FILE.svg       draw the pose graph before and after, and the cost per iteration
                         (g2o only; 3D graphs projected on the x-y plane)
-  --linear-solver NAME  sparse_cholesky (default), dense_cholesky, eigen_sparse_cholesky, cg
+  --linear-solver NAME  sparse_cholesky (default), dense_cholesky, eigen_sparse_cholesky, cg,
+                        dense_schur, sparse_schur, iterative_schur (the Schur solvers eliminate
+                        BAL's points)
   --max-iterations N    (default 50)
   --function-tolerance X, --gradient-tolerance X, --parameter-tolerance X
   --loss NAME:SCALE     robustify every residual: huber, soft_l_one, cauchy, arctan or
@@ -155,7 +157,9 @@ int solve_command(const Args& args, std::ostream& out, std::ostream& err) {
         plot_file = *v;
       } else {
         const auto s = linear_solver_from_name(*v);
-        if (!s) return bad("expects sparse_cholesky, dense_cholesky, eigen_sparse_cholesky or cg, not '" + *v + "'");
+        if (!s)
+          return bad("expects sparse_cholesky, dense_cholesky, eigen_sparse_cholesky, cg, dense_schur, "
+                     "sparse_schur or iterative_schur, not '" + *v + "'");
         options.linear_solver = *s;
       }
     } else if (a == "--max-iterations" || a == "--threads") {
