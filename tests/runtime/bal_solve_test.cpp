@@ -50,13 +50,57 @@ TEST_CASE("Ladybug-49: 20 iterations reach Ceres 2.1's cost after 20 iterations"
     return;
   }
   BalLeastSquares p = make_bal_problem(io::read_bal(kBal / "problem-49-7776-pre.txt"));
+  const AnalyzedProblem analyzed = p.problem.analyze(memory_cache());
+  for (LinearSolver solver : {LinearSolver::DenseSchur, LinearSolver::SparseSchur}) {
+    CAPTURE(linear_solver_name(solver));
+    SolverOptions o;
+    o.max_iterations = 20;
+    o.linear_solver = solver;
+    const SolveResult r = analyzed.solve(p.initial, o);
+    CAPTURE(r.summary.report());
+    CHECK(r.summary.initial_cost == doctest::Approx(850912.46).epsilon(1e-8));
+    CHECK(r.summary.iterations == 20);
+    CHECK(r.summary.final_cost == doctest::Approx(13345.022).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("every Schur path takes the steps of the full system, to the last digits") {
+  io::BalSpec spec;
+  spec.cameras = 6;
+  spec.points = 150;
+  spec.observations_per_point = 3;
+  spec.seed = 9;
+  BalLeastSquares p = make_bal_problem(io::generate_bal(spec).initial);
+  const AnalyzedProblem analyzed = p.problem.analyze(memory_cache());
   SolverOptions o;
-  o.max_iterations = 20;
-  const SolveResult r = p.problem.analyze(memory_cache()).solve(p.initial, o);
-  CAPTURE(r.summary.report());
-  CHECK(r.summary.initial_cost == doctest::Approx(850912.46).epsilon(1e-8));
-  CHECK(r.summary.iterations == 20);
-  CHECK(r.summary.final_cost == doctest::Approx(13345.022).epsilon(1e-6));
+  o.max_iterations = 8;
+  o.linear_solver = LinearSolver::DenseCholesky;
+  o.linear_relative_tolerance = 1e-14;
+  const SolveResult full = analyzed.solve(p.initial, o);
+  for (LinearSolver solver : {LinearSolver::DenseSchur, LinearSolver::SparseSchur, LinearSolver::IterativeSchur}) {
+    CAPTURE(linear_solver_name(solver));
+    o.linear_solver = solver;
+    const SolveResult r = analyzed.solve(p.initial, o);
+    CHECK(r.summary.iterations == full.summary.iterations);
+    REQUIRE(r.summary.per_iteration.size() == full.summary.per_iteration.size());
+    for (size_t k = 0; k < r.summary.per_iteration.size(); ++k) {
+      CAPTURE(k);
+      CHECK(r.summary.per_iteration[k].step_norm ==
+            doctest::Approx(full.summary.per_iteration[k].step_norm).epsilon(1e-9));
+      CHECK(r.summary.per_iteration[k].cost == doctest::Approx(full.summary.per_iteration[k].cost).epsilon(1e-9));
+    }
+  }
+  // A pose graph has nothing to eliminate: the Schur solvers say so.
+  Problem chain;
+  auto between = cost("chain_between", [](const auto& v, VecVar<2> a, VecVar<2> b) { return (v[b] - v[a]).eval(); });
+  chain.add(between, VecVar<2>(0), VecVar<2>(1));
+  Values v;
+  v.set(VecVar<2>(0), Eigen::Vector2d(0, 0));
+  v.set(VecVar<2>(1), Eigen::Vector2d(1, 0));
+  o.linear_solver = LinearSolver::DenseSchur;
+  const SolveResult r = chain.analyze(memory_cache()).solve(v, o);
+  CHECK(r.summary.termination == Termination::Failure);
+  CHECK(r.summary.message.find("needs a variable type to eliminate") != std::string::npos);
 }
 
 TEST_CASE("a synthetic bundle adjustment is recovered up to the similarity BA cannot observe") {
