@@ -1,5 +1,7 @@
 #include "lsjit/runtime/linear/conjugate_gradient.h"
 
+#include "lsjit/runtime/linear/pcg.h"
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -7,12 +9,6 @@
 namespace lsjit::linear {
 
 namespace {
-
-double dot(const std::vector<double>& a, const std::vector<double>& b) {
-  double sum = 0;
-  for (size_t r = 0; r < a.size(); ++r) sum += a[r] * b[r];
-  return sum;
-}
 
 std::string format(double v) {
   std::ostringstream out;
@@ -32,7 +28,7 @@ ConjugateGradient::ConjugateGradient(std::shared_ptr<const BlockPattern> pattern
     total += int64_t{p.block_size(i)} * p.block_size(i);
   }
   factors_.resize(total);
-  for (auto* v : {&r_, &z_, &p_, &q_}) v->resize(p.dim());
+  vectors_.resize(p.dim());
   analyses_ = 1;
 }
 
@@ -100,56 +96,16 @@ LinearSolveSummary ConjugateGradient::solve_checked(const BlockSparseSymmetric& 
     return summary;
   }
 
-  const size_t n = r_.size();
-  std::copy(b, b + n, r_.begin());
-  std::fill(x, x + n, 0.0);
-  const double b_norm = std::sqrt(dot(r_, r_));
-  if (b_norm == 0) {
-    summary.ok = summary.converged = true;
-    return summary;
-  }
-  apply_preconditioner(r_.data(), z_.data());
-  p_ = z_;
-  double rz = dot(r_, z_);
-  for (int it = 1; it <= options.max_cg_iterations; ++it) {
-    A.multiply(p_.data(), q_.data());
-    if (shift != nullptr)
-      for (size_t r = 0; r < n; ++r) q_[r] += shift[r] * p_[r];
-    const double pq = dot(p_, q_);
-    if (!(pq > 0)) {
-      summary.message = std::isfinite(pq)
-                            ? "the matrix is not positive definite (cg breakdown: pᵀ(A + "
-                              "diag(shift))p = " + format(pq) + " at iteration " +
-                                  std::to_string(it) + ")"
-                            : "cg produced a non-finite value at iteration " + std::to_string(it);
-      return summary;
-    }
-    const double alpha = rz / pq;
-    for (size_t r = 0; r < n; ++r) {
-      x[r] += alpha * p_[r];
-      r_[r] -= alpha * q_[r];
-    }
-    summary.iterations = it;
-    summary.relative_residual = std::sqrt(dot(r_, r_)) / b_norm;
-    if (!std::isfinite(summary.relative_residual)) {
-      summary.message = "cg produced a non-finite value at iteration " + std::to_string(it);
-      return summary;
-    }
-    if (summary.relative_residual <= options.cg_relative_tolerance) {
-      summary.ok = summary.converged = true;
-      return summary;
-    }
-    apply_preconditioner(r_.data(), z_.data());
-    const double rz_next = dot(r_, z_);
-    const double beta = rz_next / rz;
-    rz = rz_next;
-    for (size_t r = 0; r < n; ++r) p_[r] = z_[r] + beta * p_[r];
-  }
-  summary.ok = true;
-  summary.message = "cg stopped at max_cg_iterations = " +
-                    std::to_string(options.max_cg_iterations) + " with relative residual " +
-                    format(summary.relative_residual);
-  return summary;
+  const size_t n = static_cast<size_t>(pattern_->dim());
+  return preconditioned_cg(
+      n, b, x, options,
+      [&](const double* p, double* q) {
+        A.multiply(p, q);
+        if (shift != nullptr)
+          for (size_t r = 0; r < n; ++r) q[r] += shift[r] * p[r];
+      },
+      [&](const double* r, double* z) { apply_preconditioner(r, z); }, "cg", "pᵀ(A + diag(shift))p",
+      vectors_);
 }
 
 }  // namespace lsjit::linear

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "lsjit/runtime/linear/linear_solver.h"
+#include "lsjit/runtime/linear/pcg.h"
 
 namespace lsjit::linear {
 
@@ -46,7 +47,7 @@ class ConjugateGradient final : public LinearSolver {
 
   std::vector<int64_t> factor_offsets_;  // per block: its ri x ri factor in factors_
   std::vector<double> factors_;          // upper Cholesky factors U (M_i = UᵀU), row-major
-  std::vector<double> r_, z_, p_, q_;    // residual, preconditioned residual, direction, Ap
+  PcgVectors vectors_;
 };
 
 }  // namespace lsjit::linear

@@ -21,6 +21,7 @@
 
 #include <vector>
 
+#include "lsjit/runtime/linear/pcg.h"
 #include "lsjit/runtime/linear/schur_solver.h"
 
 namespace lsjit::linear {
@@ -43,7 +44,7 @@ class IterativeSchur final : public SchurSolver {
   void multiply(const double* H, const double* shift, const double* p, double* q);
 
   std::vector<double> camera_inverses_;  // (S_ii)⁻¹ at camera_square_offset(i)
-  std::vector<double> r_, z_, p_, q_;    // camera vectors: residual, M⁻¹r, direction, S p
+  PcgVectors vectors_;                   // camera vectors
   std::vector<double> w_;                // point vector: −(C + D_C)⁻¹ Bᵀ p
 };
 

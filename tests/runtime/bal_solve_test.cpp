@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "../support/memory_cache.h"
 #include "lsjit/compiler/kernel_cache.h"
 #include "lsjit/runtime/bal_problem.h"
 #include "lsjit/runtime/io/synthetic.h"
@@ -10,18 +11,6 @@
 using namespace lsjit;
 
 namespace {
-
-AnalyzeOptions memory_cache() {
-  static compiler::KernelCache* cache = [] {
-    compiler::KernelCache::Options o;
-    o.use_disk = false;
-    o.quiet = true;
-    return new compiler::KernelCache(o);
-  }();
-  AnalyzeOptions a;
-  a.cache = cache;
-  return a;
-}
 
 const std::filesystem::path kBal = std::filesystem::path(LSJIT_SHARED_DATA_DIR) / "bal";
 
@@ -37,7 +26,7 @@ TEST_CASE("dubrovnik-3-7 converges to zero cost") {
   BalLeastSquares p = make_bal_problem(io::read_bal(kBal / "dubrovnik-3-7-pre.txt"));
   SolverOptions o;
   o.max_iterations = 300;
-  const SolveResult r = p.problem.analyze(memory_cache()).solve(p.initial, o);
+  const SolveResult r = p.problem.analyze(lsjit::testing::analyze_with()).solve(p.initial, o);
   CAPTURE(r.summary.report());
   CHECK(converged(r.summary.termination));
   CHECK(r.summary.initial_cost == doctest::Approx(2764.21998).epsilon(1e-8));
@@ -50,7 +39,7 @@ TEST_CASE("Ladybug-49: 20 iterations reach Ceres 2.1's cost after 20 iterations"
     return;
   }
   BalLeastSquares p = make_bal_problem(io::read_bal(kBal / "problem-49-7776-pre.txt"));
-  const AnalyzedProblem analyzed = p.problem.analyze(memory_cache());
+  const AnalyzedProblem analyzed = p.problem.analyze(lsjit::testing::analyze_with());
   for (LinearSolver solver : {LinearSolver::DenseSchur, LinearSolver::SparseSchur}) {
     CAPTURE(linear_solver_name(solver));
     SolverOptions o;
@@ -71,7 +60,7 @@ TEST_CASE("every Schur path takes the steps of the full system, to the last digi
   spec.observations_per_point = 3;
   spec.seed = 9;
   BalLeastSquares p = make_bal_problem(io::generate_bal(spec).initial);
-  const AnalyzedProblem analyzed = p.problem.analyze(memory_cache());
+  const AnalyzedProblem analyzed = p.problem.analyze(lsjit::testing::analyze_with());
   SolverOptions o;
   o.max_iterations = 8;
   o.linear_solver = LinearSolver::DenseCholesky;
@@ -98,7 +87,7 @@ TEST_CASE("every Schur path takes the steps of the full system, to the last digi
   v.set(VecVar<2>(0), Eigen::Vector2d(0, 0));
   v.set(VecVar<2>(1), Eigen::Vector2d(1, 0));
   o.linear_solver = LinearSolver::DenseSchur;
-  const SolveResult r = chain.analyze(memory_cache()).solve(v, o);
+  const SolveResult r = chain.analyze(lsjit::testing::analyze_with()).solve(v, o);
   CHECK(r.summary.termination == Termination::Failure);
   CHECK(r.summary.message.find("needs a variable type to eliminate") != std::string::npos);
 }
@@ -116,7 +105,7 @@ TEST_CASE("a synthetic bundle adjustment is recovered up to the similarity BA ca
   o.max_iterations = 200;
   o.function_tolerance = 1e-14;
   o.parameter_tolerance = 1e-14;
-  const SolveResult r = p.problem.analyze(memory_cache()).solve(p.initial, o);
+  const SolveResult r = p.problem.analyze(lsjit::testing::analyze_with()).solve(p.initial, o);
   CAPTURE(r.summary.report());
   CHECK(r.summary.final_cost < 1e-14 * r.summary.initial_cost);
   // Without pixel noise the solution reprojects exactly, so its structure is the truth up

@@ -8,28 +8,13 @@
 
 #include <cmath>
 
+#include "../support/memory_cache.h"
 #include "lsjit/compiler/kernel_cache.h"
 #include "lsjit/lsjit.h"
 
 using namespace lsjit;
 
 namespace {
-
-compiler::KernelCache& memory_cache() {
-  static compiler::KernelCache* cache = [] {
-    compiler::KernelCache::Options o;
-    o.use_disk = false;
-    o.quiet = true;
-    return new compiler::KernelCache(o);
-  }();
-  return *cache;
-}
-
-AnalyzeOptions cached() {
-  AnalyzeOptions a;
-  a.cache = &memory_cache();
-  return a;
-}
 
 SolverOptions tight() {
   SolverOptions o;
@@ -46,7 +31,7 @@ template <int N>
 Eigen::Matrix<double, N, 1> solve(Problem& p, const Eigen::Matrix<double, N, 1>& x0, SolveSummary* s) {
   Values v;
   v.set(VecVar<N>(0), x0);
-  const SolveResult r = p.analyze(cached()).solve(v, tight());
+  const SolveResult r = p.analyze(lsjit::testing::analyze_with()).solve(v, tight());
   CAPTURE(r.summary.report());
   CHECK(converged(r.summary.termination));
   CHECK(r.summary.constraint_violation <= 1e-10);
@@ -168,7 +153,7 @@ TEST_CASE("inequalities: an active one binds, an inactive one leaves the unconst
     p.add(at_most, ScalarVar(0), bound);  // the bound is data: both solves share kernels
     Values v;
     v.set(ScalarVar(0), 0.0);
-    const SolveResult r = p.analyze(cached()).solve(v, tight());
+    const SolveResult r = p.analyze(lsjit::testing::analyze_with()).solve(v, tight());
     CAPTURE(r.summary.report());
     CHECK(converged(r.summary.termination));
     CHECK(r.values.get(ScalarVar(0)) == doctest::Approx(std::min(bound, 2.0)).epsilon(1e-9));
@@ -189,13 +174,13 @@ TEST_CASE("a pose graph with one pose constrained to a given position") {
   const int64_t id = g.graph.vertex_ids[30];
   const Eigen::Vector2d where = g.truth2[30].translation() + Eigen::Vector2d(0.5, -0.25);
   pg.problem.add(pinned, SE2Var(id), where);
-  const SolveResult r = pg.problem.analyze(cached()).solve(pg.initial, tight());
+  const SolveResult r = pg.problem.analyze(lsjit::testing::analyze_with()).solve(pg.initial, tight());
   CAPTURE(r.summary.report());
   CHECK(converged(r.summary.termination));
   CHECK((r.values.get(SE2Var(id)).translation() - where).norm() < 1e-9);
   CHECK(r.summary.constraint_violation <= 1e-10);
   // Unconstrained, the pose would sit elsewhere: the constraint did something.
-  const SolveResult free = make_pose_graph_problem(g.graph).problem.analyze(cached()).solve(pg.initial, tight());
+  const SolveResult free = make_pose_graph_problem(g.graph).problem.analyze(lsjit::testing::analyze_with()).solve(pg.initial, tight());
   CHECK((free.values.get(SE2Var(id)).translation() - where).norm() > 0.1);
   CHECK(r.summary.final_cost > free.summary.final_cost);
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/memory_cache.h"
 #include "lsjit/compiler/kernel_cache.h"
 #include "lsjit/lsjit.h"
 
@@ -17,22 +18,6 @@ using namespace lsjit;
 using Algorithm = CovarianceOptions::Algorithm;
 
 namespace {
-
-compiler::KernelCache& memory_cache() {
-  static compiler::KernelCache* cache = [] {
-    compiler::KernelCache::Options o;
-    o.use_disk = false;
-    o.quiet = true;
-    return new compiler::KernelCache(o);
-  }();
-  return *cache;
-}
-
-AnalyzeOptions with_cache() {
-  AnalyzeOptions o;
-  o.cache = &memory_cache();
-  return o;
-}
 
 CovarianceOptions with(Algorithm algorithm) {
   CovarianceOptions o;
@@ -137,7 +122,7 @@ struct Solved {
 };
 Solved solved(const io::PoseGraph& graph) {
   PoseGraphProblem p = make_pose_graph_problem(graph);
-  AnalyzedProblem analyzed = p.problem.analyze(with_cache());
+  AnalyzedProblem analyzed = p.problem.analyze(lsjit::testing::analyze_with());
   const SolveResult r = analyzed.solve(p.initial);
   REQUIRE(converged(r.summary.termination));
   return {analyzed, r.values};
@@ -147,7 +132,7 @@ Solved solved(const io::PoseGraph& graph) {
 
 TEST_CASE("covariance of a linear problem equals the blocks of the inverse of JtJ, dense and sparse") {
   const LinearProblem p = linear_problem(7);
-  const AnalyzedProblem analyzed = p.problem.analyze(with_cache());
+  const AnalyzedProblem analyzed = p.problem.analyze(lsjit::testing::analyze_with());
   const Eigen::MatrixXd JtJ = p.J.transpose() * p.J;
   const Eigen::MatrixXd inverse = JtJ.ldlt().solve(Eigen::MatrixXd::Identity(15, 15));
   auto ref = [&](int col_a, int dim_a, int col_b, int dim_b) {
@@ -183,7 +168,7 @@ TEST_CASE("covariance of a linear problem equals the blocks of the inverse of Jt
 
 TEST_CASE("covariance blocks that were not requested throw, and more threads give the same blocks") {
   const LinearProblem p = linear_problem(8);
-  const AnalyzedProblem analyzed = p.problem.analyze(with_cache());
+  const AnalyzedProblem analyzed = p.problem.analyze(lsjit::testing::analyze_with());
   const Covariance c = compute_covariance(analyzed, p.values, {{VecVar<2>(1), VecVar<2>(2)}});
   CHECK(c.has_block(VecVar<2>(1), VecVar<2>(2)));
   CHECK(c.has_block(VecVar<2>(2), VecVar<2>(1)));
@@ -258,7 +243,7 @@ TEST_CASE("covariance of a pose graph with nothing held constant is rank deficie
   }
   problem.add(standard_costs::se2_between_cost(), SE2Var::batch(from), SE2Var::batch(to), z, U);
   const Solved held = solved(graph);  // its solution is a minimum of the gauge-free problem too
-  const AnalyzedProblem analyzed = problem.analyze(with_cache());
+  const AnalyzedProblem analyzed = problem.analyze(lsjit::testing::analyze_with());
   REQUIRE(analyzed.tangent_dim() == 60);
 
   const std::string dense = error_of([&] {
@@ -288,7 +273,7 @@ TEST_CASE("covariance rank threshold is min_reciprocal_condition_number") {
   Values values;
   values.set(ScalarVar(0), 1.0);
   values.set(ScalarVar(1), 2.0);
-  const AnalyzedProblem analyzed = problem.analyze(with_cache());
+  const AnalyzedProblem analyzed = problem.analyze(lsjit::testing::analyze_with());
   const Eigen::Matrix2d J{{1, 1}, {1, 1 + 1e-4}};
   Eigen::SelfAdjointEigenSolver<Eigen::Matrix2d> eigen(J.transpose() * J);
   const double rcond = eigen.eigenvalues()(0) / eigen.eigenvalues()(1);
@@ -327,7 +312,7 @@ TEST_CASE("curve fit covariance matches the inverse of JtJ from finite differenc
   Values initial;
   initial.set(ScalarVar(0), 0.0);
   initial.set(ScalarVar(1), 0.0);
-  const AnalyzedProblem analyzed = problem.analyze(with_cache());
+  const AnalyzedProblem analyzed = problem.analyze(lsjit::testing::analyze_with());
   const SolveResult r = analyzed.solve(initial);
   REQUIRE(converged(r.summary.termination));
   const double m = r.values.get(ScalarVar(0)), c = r.values.get(ScalarVar(1));

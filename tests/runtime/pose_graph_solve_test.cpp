@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "../support/memory_cache.h"
 #include "lsjit/compiler/kernel_cache.h"
 #include "lsjit/runtime/io/synthetic.h"
 #include "lsjit/runtime/pose_graph_problem.h"
@@ -12,21 +13,9 @@ using namespace lsjit;
 
 namespace {
 
-compiler::KernelCache& memory_cache() {
-  static compiler::KernelCache* cache = [] {
-    compiler::KernelCache::Options o;
-    o.use_disk = false;
-    o.quiet = true;
-    return new compiler::KernelCache(o);
-  }();
-  return *cache;
-}
-
 SolveResult solve_file(const std::filesystem::path& path, const SolverOptions& options = {}) {
   PoseGraphProblem p = make_pose_graph_problem(io::read_g2o(path));
-  AnalyzeOptions a;
-  a.cache = &memory_cache();
-  return p.problem.analyze(a).solve(p.initial, options);
+  return p.problem.analyze(lsjit::testing::analyze_with()).solve(p.initial, options);
 }
 
 }  // namespace
@@ -62,9 +51,7 @@ TEST_CASE("a generated pose graph is solved towards its ground truth, the held v
     spec.seed = 42;
     const io::GeneratedPoseGraph g = io::generate_pose_graph(spec);
     PoseGraphProblem p = make_pose_graph_problem(g.graph);
-    AnalyzeOptions a;
-    a.cache = &memory_cache();
-    const SolveResult r = p.problem.analyze(a).solve(p.initial);
+    const SolveResult r = p.problem.analyze(lsjit::testing::analyze_with()).solve(p.initial);
     CAPTURE(r.summary.report());
     REQUIRE(converged(r.summary.termination));
     // The initial estimate drifts (composed noisy odometry); the solution is close to the

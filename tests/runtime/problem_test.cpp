@@ -8,28 +8,13 @@
 #include <sstream>
 #include <vector>
 
+#include "../support/memory_cache.h"
 #include "lsjit/compiler/kernel_cache.h"
 #include "lsjit/lsjit.h"
 
 using namespace lsjit;
 
 namespace {
-
-compiler::KernelCache& memory_cache() {
-  static compiler::KernelCache* cache = [] {
-    compiler::KernelCache::Options o;
-    o.use_disk = false;
-    o.quiet = true;
-    return new compiler::KernelCache(o);
-  }();
-  return *cache;
-}
-
-AnalyzeOptions with_cache(compiler::KernelCache& cache) {
-  AnalyzeOptions o;
-  o.cache = &cache;
-  return o;
-}
 
 // A spring between two points: r = |a - b| - rest (nonlinear), and an anchor prior.
 auto spring = cost("spring", [](const auto& v, VecVar<3> a, VecVar<3> b, const auto& rest) {
@@ -96,15 +81,15 @@ SolverOptions tight(LinearSolver solver = LinearSolver::SparseCholesky) {
 }  // namespace
 
 TEST_CASE("compile once: IDs, values, instance counts, solver options and batching never recompile") {
-  compiler::KernelCache& cache = memory_cache();
+  compiler::KernelCache& cache = lsjit::testing::memory_cache();
   Network first = random_network(12, 1);
-  const AnalyzedProblem a1 = first.problem.analyze(with_cache(cache));
+  const AnalyzedProblem a1 = first.problem.analyze(lsjit::testing::analyze_with(cache));
   const uint64_t compiles = cache.stats().compiles;
   cache.set_fail_on_recompile(true);
 
   // More points, other IDs (offset, not contiguous), other values, other data.
   Network second = random_network(40, 2, 1000);
-  const AnalyzedProblem a2 = second.problem.analyze(with_cache(cache));
+  const AnalyzedProblem a2 = second.problem.analyze(lsjit::testing::analyze_with(cache));
   // The same instances added as batches.
   Problem batched;
   {
@@ -118,7 +103,7 @@ TEST_CASE("compile once: IDs, values, instance counts, solver options and batchi
     batched.add(spring, VecVar<3>::batch(ai), VecVar<3>::batch(bi), rest);
     batched.add(anchor, VecVar<3>::batch({5000, 5001}), std::vector<Eigen::Vector3d>{{0, 0, 0}, {1, 0, 0}});
   }
-  const AnalyzedProblem a3 = batched.analyze(with_cache(cache));
+  const AnalyzedProblem a3 = batched.analyze(lsjit::testing::analyze_with(cache));
   CHECK(a3.num_instances() == 32);
 
   // Solves with different damping, tolerances, solvers and threads.
@@ -153,7 +138,7 @@ TEST_CASE("a captured constant that differs is a recompile, explained, and fails
   CHECK(p.num_groups() == 1);
   p.add(scaled(3.0), ScalarVar(2));  // another captured value: another group
   CHECK(p.num_groups() == 2);
-  const AnalyzedProblem a = p.analyze(with_cache(cache));
+  const AnalyzedProblem a = p.analyze(lsjit::testing::analyze_with(cache));
   CHECK(a.groups().size() == 2);
   CHECK(cache.recompiles("scaled_prior") == 2);  // residual and normal-equations kernels
   CHECK(log.str().find("captured constant") != std::string::npos);
@@ -162,13 +147,13 @@ TEST_CASE("a captured constant that differs is a recompile, explained, and fails
   Problem q;
   q.add(scaled(4.0), ScalarVar(0));
   cache.set_fail_on_recompile(true);
-  CHECK_THROWS_AS(q.analyze(with_cache(cache)), Error);
+  CHECK_THROWS_AS(q.analyze(lsjit::testing::analyze_with(cache)), Error);
 }
 
 TEST_CASE("every linear solver reaches the dense solution - constant variables stay put") {
   Network net = random_network(25, 7);
   net.problem.set_constant(VecVar<3>(4));
-  const AnalyzedProblem analyzed = net.problem.analyze(with_cache(memory_cache()));
+  const AnalyzedProblem analyzed = net.problem.analyze(lsjit::testing::analyze_with(lsjit::testing::memory_cache()));
   const SolveResult dense = analyzed.solve(net.initial, tight(LinearSolver::DenseCholesky));
   CAPTURE(dense.summary.report());
   REQUIRE(converged(dense.summary.termination));
@@ -192,7 +177,7 @@ TEST_CASE("every linear solver reaches the dense solution - constant variables s
 
 TEST_CASE("results are bit-identical whatever the thread count") {
   Network net = random_network(600, 3);  // > one evaluation chunk per group
-  const AnalyzedProblem analyzed = net.problem.analyze(with_cache(memory_cache()));
+  const AnalyzedProblem analyzed = net.problem.analyze(lsjit::testing::analyze_with(lsjit::testing::memory_cache()));
   SolverOptions o = tight();
   o.max_iterations = 8;
   const SolveResult one = analyzed.solve(net.initial, o);
@@ -232,7 +217,7 @@ TEST_CASE("gradient and Gauss-Newton matrix: against finite differences, with va
   p.add(same_type, VecVar<2>(8), VecVar<2>(3), mat(Eigen::Matrix2d()));  // higher id first
   p.add(same_type, VecVar<2>(1), VecVar<2>(1), mat(Eigen::Matrix2d()));  // one variable twice
   p.set_constant(VecVar<3>(9));
-  const AnalyzedProblem analyzed = p.analyze(with_cache(memory_cache()));
+  const AnalyzedProblem analyzed = p.analyze(lsjit::testing::analyze_with(lsjit::testing::memory_cache()));
   const auto vars = analyzed.free_variables();
   REQUIRE(vars.size() == 4);  // Vec2 1, 3, 8 then Vec3 2 (9 is constant)
   CHECK(vars[0].type == "Vec2");
@@ -268,11 +253,11 @@ TEST_CASE("gradient and Gauss-Newton matrix: against finite differences, with va
 }
 
 TEST_CASE("missing values, non-finite costs and bad batches are reported, never a crash") {
-  compiler::KernelCache& cache = memory_cache();
+  compiler::KernelCache& cache = lsjit::testing::memory_cache();
   Problem p;
   p.add(anchor, VecVar<3>(1), Eigen::Vector3d(1, 2, 3));
   p.add(anchor, VecVar<3>(2), Eigen::Vector3d(1, 2, 3));
-  const AnalyzedProblem a = p.analyze(with_cache(cache));
+  const AnalyzedProblem a = p.analyze(lsjit::testing::analyze_with(cache));
   Values v;
   v.set(VecVar<3>(1), Eigen::Vector3d::Zero());
   SolveResult r = a.solve(v);
@@ -305,7 +290,7 @@ TEST_CASE("a trial point with a non-finite cost is a rejected step") {
   v.set(ScalarVar(0), 4.0);
   SolverOptions o = tight();
   o.initial_trust_region_radius = 1e8;
-  const SolveResult r = p.analyze(with_cache(memory_cache())).solve(v, o);
+  const SolveResult r = p.analyze(lsjit::testing::analyze_with(lsjit::testing::memory_cache())).solve(v, o);
   CAPTURE(r.summary.report());
   CHECK(converged(r.summary.termination));
   CHECK(r.summary.unsuccessful_steps >= 1);
@@ -314,7 +299,7 @@ TEST_CASE("a trial point with a non-finite cost is a rejected step") {
 
 TEST_CASE("the iteration callback can stop a solve - verbose prints a row per iteration") {
   Network net = random_network(10, 5);
-  const AnalyzedProblem a = net.problem.analyze(with_cache(memory_cache()));
+  const AnalyzedProblem a = net.problem.analyze(lsjit::testing::analyze_with(lsjit::testing::memory_cache()));
   std::ostringstream log;
   SolverOptions o = tight();
   o.verbose = true;
@@ -336,7 +321,7 @@ TEST_CASE("the iteration callback can stop a solve - verbose prints a row per it
 
 TEST_CASE("Gauss-Newton reaches the same minimum on a well-conditioned problem") {
   Network net = random_network(15, 9, 0, 15);
-  const AnalyzedProblem a = net.problem.analyze(with_cache(memory_cache()));
+  const AnalyzedProblem a = net.problem.analyze(lsjit::testing::analyze_with(lsjit::testing::memory_cache()));
   SolverOptions lm = tight(LinearSolver::DenseCholesky), gn = lm;
   gn.gauss_newton = true;
   const SolveResult r_lm = a.solve(net.initial, lm), r_gn = a.solve(net.initial, gn);
@@ -361,7 +346,7 @@ TEST_CASE("normal equations over several evaluation waves: every instance counte
   p.add(anchor, VecVar<3>::batch(ids), where);
   Values x;
   for (int v = 0; v < vars; ++v) x.set(VecVar<3>(v), Eigen::Vector3d(u(rng), u(rng), u(rng)));
-  const AnalyzedProblem a = p.analyze(with_cache(memory_cache()));
+  const AnalyzedProblem a = p.analyze(lsjit::testing::analyze_with(lsjit::testing::memory_cache()));
   const auto e = a.evaluate(x, true, 2);
   Eigen::VectorXd g = Eigen::VectorXd::Zero(3 * vars);
   double cost = 0;
@@ -398,8 +383,8 @@ TEST_CASE("schur_elimination: auto puts the eliminable type with most variables 
       if (order.empty() || order.substr(order.size() - f.type.size()) != f.type) order += (order.empty() ? "" : ",") + f.type;
     return order;
   };
-  CHECK(types_in_order(ba.analyze(with_cache(memory_cache()))) == "Vec6,Vec3");
-  AnalyzeOptions named = with_cache(memory_cache());
+  CHECK(types_in_order(ba.analyze(lsjit::testing::analyze_with(lsjit::testing::memory_cache()))) == "Vec6,Vec3");
+  AnalyzeOptions named = lsjit::testing::analyze_with(lsjit::testing::memory_cache());
   named.schur_elimination = "Vec6";
   CHECK(types_in_order(ba.analyze(named)) == "Vec3,Vec6");
   named.schur_elimination = "none";
@@ -408,7 +393,7 @@ TEST_CASE("schur_elimination: auto puts the eliminable type with most variables 
   CHECK_THROWS_WITH_AS(ba.analyze(named), doctest::Contains("no cost uses a variable of that type"), Error);
   // Two slots of one type (a spring): that type cannot be eliminated.
   Network net = random_network(6, 1);
-  AnalyzeOptions springs = with_cache(memory_cache());
+  AnalyzeOptions springs = lsjit::testing::analyze_with(lsjit::testing::memory_cache());
   springs.schur_elimination = "Vec3";
   CHECK_THROWS_WITH_AS(net.problem.analyze(springs), doctest::Contains("a cost has two Vec3 variables"), Error);
 }

@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "../support/memory_cache.h"
 #include "lsjit/compiler/kernel_cache.h"
 #include "lsjit/runtime/io/synthetic.h"
 #include "lsjit/runtime/pose_graph_problem.h"
@@ -12,18 +13,6 @@
 using namespace lsjit;
 
 namespace {
-
-AnalyzeOptions memory_cache() {
-  static compiler::KernelCache* cache = [] {
-    compiler::KernelCache::Options o;
-    o.use_disk = false;
-    o.quiet = true;
-    return new compiler::KernelCache(o);
-  }();
-  AnalyzeOptions a;
-  a.cache = cache;
-  return a;
-}
 
 const Loss kLosses[] = {HuberLoss(0.7), SoftLOneLoss(0.7), CauchyLoss(0.7), ArctanLoss(0.7),
                         TukeyLoss(2.5)};
@@ -74,7 +63,7 @@ TEST_CASE("robustified gradient and Gauss-Newton matrix against finite differenc
       p.add(fit, loss, VecVar<2>(k % 3), target);
     }
     p.add(fit, VecVar<2>(1), Eigen::Vector2d(0.1, 0.2));
-    const AnalyzedProblem a = p.analyze(memory_cache());
+    const AnalyzedProblem a = p.analyze(lsjit::testing::analyze_with());
     const auto e = a.evaluate(x, true);
     const double h = 1e-6;
     for (size_t k = 0; k < a.tangent_dim(); ++k) {
@@ -94,8 +83,8 @@ TEST_CASE("robustified gradient and Gauss-Newton matrix against finite differenc
     const Eigen::Vector2d target(3.0, -1.0);
     one.add(fit, loss, VecVar<2>(0), target);
     plain.add(fit, VecVar<2>(0), target);
-    const auto robust = one.analyze(memory_cache()).evaluate(x, true);
-    const auto base = plain.analyze(memory_cache()).evaluate(x, true);
+    const auto robust = one.analyze(lsjit::testing::analyze_with()).evaluate(x, true);
+    const auto base = plain.analyze(lsjit::testing::analyze_with()).evaluate(x, true);
     double rho[3];
     loss.evaluate(2.0 * base.cost, rho);
     CHECK(robust.cost == doctest::Approx(0.5 * rho[0]).epsilon(1e-14));
@@ -145,7 +134,7 @@ double outlier_error(const Loss& loss, double offset, int closures) {
   SolverOptions o;
   o.max_iterations = 1000;
   o.function_tolerance = 1e-12;
-  const SolveResult r = p.problem.analyze(memory_cache()).solve(p.initial, o);
+  const SolveResult r = p.problem.analyze(lsjit::testing::analyze_with()).solve(p.initial, o);
   CAPTURE(r.summary.report());
   CHECK(r.summary.usable());
   double worst = 0;

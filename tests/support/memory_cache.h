@@ -1,0 +1,27 @@
+// A process-wide, memory-only kernel cache for tests that solve: no disk, no output, and
+// shared across a test executable so that each structure compiles once per run.
+#pragma once
+
+#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/runtime/problem.h"
+
+namespace lsjit::testing {
+
+inline compiler::KernelCache& memory_cache() {
+  static compiler::KernelCache* cache = [] {
+    compiler::KernelCache::Options o;
+    o.use_disk = false;
+    o.quiet = true;
+    return new compiler::KernelCache(o);  // never destroyed: kernels may outlive a test
+  }();
+  return *cache;
+}
+
+// AnalyzeOptions that use `cache` (memory_cache() by default).
+inline AnalyzeOptions analyze_with(compiler::KernelCache& cache = memory_cache()) {
+  AnalyzeOptions a;
+  a.cache = &cache;
+  return a;
+}
+
+}  // namespace lsjit::testing
