@@ -18,7 +18,7 @@ build=build-fuzz
 cmake -S tests/fuzz -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="${LSJIT_FUZZ_CXX:-clang++-14}" >/dev/null
 cmake --build "$build"
 
-status=0
+failed=0
 for t in "${targets[@]}"; do
   seeds=tests/fuzz/corpus/${t%_parser}
   mkdir -p "$build/corpus/$t" "$build/artifacts/$t"
@@ -30,9 +30,10 @@ for t in "${targets[@]}"; do
        "$build/corpus/$t" "$seeds" >"$build/$t.log" 2>&1; then
     tail -n 60 "$build/$t.log"
     echo "fuzz: $t FAILED; the input is in $build/artifacts/$t/, the full log in $build/$t.log"
-    status=1
+    failed=$((failed + 1))
   else
     grep -E '^(Done|stat::number_of_executed_units|stat::new_units_added)' "$build/$t.log" || true
   fi
 done
-exit $status
+echo "fuzz: $((${#targets[@]} - failed)) passed, $failed failed"
+[ "$failed" -eq 0 ]
