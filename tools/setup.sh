@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine for lsjit, builds it, then runs one job:
 #   bash tools/setup.sh main   the main job on a bundled default
-#   bash tools/setup.sh test   the whole test suite (what .ci/run runs)
+#   bash tools/setup.sh test   what .ci/run runs: the test suite, the same suite again built
+#                              with ASan + UBSan, and a bounded fuzz run of the parsers
+#                              (docs/testing.md)
 # Installs only the Debian packages that are missing (apt-get, as root or through sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +11,8 @@ cd "$(dirname "$0")/.."
 job=${1:-main}
 packages=(cmake ninja-build g++ ccache llvm-19-dev libeigen3-dev doctest-dev libsuitesparse-dev
           libceres-dev)
+# The test job also needs clang: libFuzzer and clang's sanitizer runtimes (tests/fuzz).
+if [ "$job" = test ]; then packages+=(clang-14 libclang-rt-14-dev); fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -27,6 +31,14 @@ cmake --build --preset default
 
 case "$job" in
   main) ./build/lsjit solve data/pose_graph_se3_500.g2o --verbose ;;
-  test) ctest --preset default ;;
+  test)
+    ctest --preset default
+    # The same tests built with AddressSanitizer and UndefinedBehaviorSanitizer.
+    cmake --preset asan
+    cmake --build --preset asan
+    ctest --preset asan
+    # Each parser fuzzed for 50 s from the seed corpus (about 3 minutes with the build).
+    bash tests/fuzz/run.sh 50
+    ;;
   *) echo "setup: unknown job '$job' (expected main or test)" >&2; exit 2 ;;
 esac

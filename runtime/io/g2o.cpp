@@ -203,13 +203,22 @@ class Parser {
 
   Eigen::Vector4d unit_quaternion(const Eigen::Vector4d& q, const std::string& element) const {
     if (std::abs(q.squaredNorm() - 1.0) <= kUnitTolerance) return q;
-    const double norm = q.stableNorm();
-    if (!(norm > 0.0))
+    const double largest = q.cwiseAbs().maxCoeff();
+    if (!(largest > 0.0))
       fail(source_, line_,
            element +
                ": the quaternion (qx qy qz qw) is zero: expected a rotation (it is "
                "normalized after reading)");
-    return q / norm;
+    // At the ends of the double range the norm is wrong: near DBL_MAX it overflows to inf
+    // (and q / inf is zero), of subnormal components it has lost most of its bits. Scaling
+    // by a power of two is exact and brings the largest component into [1, 2).
+    if (largest > 0x1p500 || largest < 0x1p-500) {
+      const int exponent = std::ilogb(largest);
+      const Eigen::Vector4d scaled =
+          q.unaryExpr([exponent](double x) { return std::scalbn(x, -exponent); });
+      return scaled / scaled.stableNorm();
+    }
+    return q / q.stableNorm();
   }
 
   void fix() {
