@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <string>
 
 namespace lsjit::detail {
 namespace {
@@ -50,6 +51,22 @@ void scale_symmetric(const linear::BlockSparseSymmetric& A, const std::vector<do
   }
 }
 
+// The first free variable whose gradient entries or diagonal of H are not finite, as
+// "TYPE variable ID", or "" when all are. A NaN or inf anywhere in a variable's Jacobian
+// shows in both (g_v = J_vᵀr, H_vv = J_vᵀJ_v), and every step computed from them would be
+// NaN.
+std::string first_non_finite_variable(const ProblemLayout& layout, const std::vector<double>& g,
+                                      const linear::BlockSparseSymmetric& H, std::vector<double>& diag) {
+  H.diagonal(diag.data());
+  for (const FreeVariable& f : layout.free)
+    for (uint32_t c = 0; c < f.tangent; ++c)
+      if (!std::isfinite(g[f.offset + c]) || !std::isfinite(diag[f.offset + c])) {
+        const TypeTable& t = layout.types[f.type];
+        return t.type->name + " variable " + std::to_string(t.ids[f.row]);
+      }
+  return "";
+}
+
 }  // namespace
 
 void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
@@ -87,6 +104,12 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
     }
   }
   summary.initial_cost = summary.final_cost = cost;
+  if (const std::string where = first_non_finite_variable(layout, g, H, diag); !where.empty()) {
+    summary.termination = Termination::Failure;
+    summary.message = "the gradient at the initial values is not finite (a derivative of a cost is "
+                      "NaN or infinite there): " + where;
+    return;
+  }
 
   if (options.jacobi_scaling) {
     H.diagonal(diag.data());
