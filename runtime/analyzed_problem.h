@@ -40,8 +40,8 @@ class AnalyzedProblem {
   // initial cost is a Failure naming the first bad instance, a non-finite gradient or
   // Gauss–Newton matrix at the initial values (a finite cost whose derivative is NaN or
   // infinite, e.g. |a - b| at a = b) is a Failure naming the first such variable, and
-  // non-finite trial points and failed linear solves are rejected steps. A Failure
-  // returns the initial values.
+  // trial points where the cost, the gradient or the Gauss–Newton matrix is not finite,
+  // and failed linear solves, are rejected steps. A Failure returns the initial values.
   SolveResult solve(const Values& initial, const SolverOptions& options = {}) const;
 
   // ½Σ‖r‖² of the least-squares costs at `values` (constraints are not costs: they do not

@@ -132,6 +132,22 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
     summary.final_cost = cost;
   };
 
+  // Moves to the candidate and evaluates the normal equations there. A candidate whose
+  // cost is finite but whose gradient or Gauss–Newton matrix is not (a derivative that
+  // overflows or is 0/0 there) is no point to step from, however low its cost: the move
+  // is undone (state, g and H as before) and the step counts as rejected.
+  auto move_to_candidate = [&] {
+    state.swap(candidate);
+    const double c = evaluate_normal_equations();
+    if (std::isfinite(c) && first_non_finite_variable(layout, g, H, diag).empty()) {
+      cost = c;
+      return true;
+    }
+    state.swap(candidate);
+    evaluate_normal_equations();
+    return false;
+  };
+
   IterationSummary it0;
   it0.cost = cost;
   it0.gradient_max_norm = max_abs(g);
@@ -219,10 +235,9 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
           it.trust_region_radius = radius;
           it.iteration_s = seconds_since(iteration_start);
           it.cumulative_s = seconds_since(start);
-          if (candidate_cost < cost) {  // take the (tiny) improvement
-            state.swap(candidate);
-            it.cost_change = cost - candidate_cost;
-            cost = evaluate_normal_equations();
+          const double previous_cost = cost;
+          if (candidate_cost < cost && move_to_candidate()) {  // take the (tiny) improvement
+            it.cost_change = previous_cost - candidate_cost;
             it.cost = cost;
             it.step_accepted = true;
             ++summary.successful_steps;
@@ -243,10 +258,13 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
       why_rejected = "linear solver: " + ls.message;
     }
 
+    const double previous_cost = cost;
+    if (accepted && !move_to_candidate()) {
+      accepted = false;
+      why_rejected = "the gradient at the trial point is not finite";
+    }
     if (accepted) {
-      state.swap(candidate);
-      it.cost_change = cost - candidate_cost;
-      cost = evaluate_normal_equations();
+      it.cost_change = previous_cost - candidate_cost;
       ++summary.successful_steps;
       it.step_accepted = true;
       if (!options.gauss_newton) {
