@@ -42,6 +42,10 @@ class AnalyzedProblem {
   // infinite, e.g. |a - b| at a = b) is a Failure naming the first such variable, and
   // trial points where the cost, the gradient or the Gauss–Newton matrix is not finite,
   // and failed linear solves, are rejected steps. A Failure returns the initial values.
+  // With no free variables (a problem without costs, or whose variables are all
+  // constant) there is nothing to solve: the cost is evaluated and checked as above, and
+  // the result is the initial values with termination GradientTolerance and the message
+  // "no free variables", as Ceres reports convergence for a problem without parameters.
   SolveResult solve(const Values& initial, const SolverOptions& options = {}) const;
 
   // ½Σ‖r‖² of the least-squares costs at `values` (constraints are not costs: they do not
