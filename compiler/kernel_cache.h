@@ -150,10 +150,11 @@ class KernelCache {
     return lookup(traced, mode, options).kernel;
   }
 
-  // Several modes of one cost at once. The misses compile concurrently, one thread each
-  // (code generation is independent per kernel), so the wall time is that of the slowest
-  // mode rather than the sum. Results are in the order of `modes`; the first failure is
-  // rethrown after every thread has finished.
+  // Several modes of one cost at once. Memory hits are answered on the calling thread;
+  // two or more misses compile concurrently, one thread each (code generation is
+  // independent per kernel), so the wall time is that of the slowest mode rather than the
+  // sum. Results are in the order of `modes`; the first failure is rethrown after every
+  // thread has finished.
   std::vector<Lookup> lookup_modes(const ir::Trace& traced, const std::vector<KernelMode>& modes,
                                    const CompileOptions& options = {}, double trace_s = 0);
 
@@ -187,6 +188,10 @@ class KernelCache {
     uint64_t hits = 0;
   };
 
+  // The kernel of `key` if memory has it (counted as a get and a hit), else nullopt: a
+  // miss, a collision or a kernel being produced, which lookup() handles. `seconds` of
+  // the result is 0; the caller measures.
+  std::optional<Lookup> memory_hit(const CacheKey& key);
   std::shared_ptr<const Kernel> produce(const ir::Trace& traced, KernelMode mode,
                                         const CompileOptions& options, const CacheKey& key,
                                         double trace_s, KernelSource& source);

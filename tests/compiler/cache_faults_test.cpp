@@ -13,6 +13,8 @@
 #include <cstring>
 #include <fcntl.h>
 #include <functional>
+#include <mutex>
+#include <thread>
 
 #include "cache_test_support.h"
 #include "lsjit/compiler/disk_cache.h"
@@ -315,4 +317,55 @@ TEST_CASE("cache faults: a full disk (writes fail with EFBIG) - one warning, mem
   // The abandoned temporary is removed; only the entry written before remains.
   CHECK(temporaries(dir.path).empty());
   CHECK(DiskCache(dir.path).list().size() == 1);
+}
+
+// Not a fault, but what every analyze() after the first does: lookup_modes with kernels
+// already in memory. Hits are answered on the calling thread (a thread per mode cost three
+// times the rest of a small analyze + solve), and counted exactly as lookup() counts them.
+TEST_CASE("cache: lookup_modes answers hits and a single miss on the calling thread") {
+  TempDir dir("modes_inline");
+  std::shared_ptr<FakeCounters> counters = std::make_shared<FakeCounters>();
+  std::vector<std::thread::id> compiled_on;
+  std::mutex m;
+  KernelCache::Options o;
+  o.directory = dir.path;
+  o.quiet = true;
+  o.backend = fake_backend(counters);
+  auto compile = o.backend.compile;
+  o.backend.compile = [&, compile](const ir::Trace& g, const compiler::KernelLayout& l,
+                                   const compiler::CompileOptions& co, const std::string& symbol) {
+    std::lock_guard lock(m);
+    compiled_on.push_back(std::this_thread::get_id());
+    return compile(g, l, co, symbol);
+  };
+  KernelCache cache(o);
+  const ir::Trace t = trace_scaled(2.0);
+  const std::vector<KernelMode> both = {KernelMode::Residual, KernelMode::NormalEquations};
+
+  const auto first = cache.lookup_modes(t, both);  // two misses: compiled concurrently
+  REQUIRE(compiled_on.size() == 2);
+  const auto again = cache.lookup_modes(t, both);
+  CHECK(again[0].source == KernelSource::Memory);
+  CHECK(again[1].source == KernelSource::Memory);
+  CHECK(again[0].kernel == first[0].kernel);
+  CHECK(again[1].kernel == first[1].kernel);
+  CHECK(compiled_on.size() == 2);
+  CacheStats s = cache.stats();
+  CHECK(s.gets == 4);
+  CHECK(s.memory_hits == 2);
+  CHECK(s.compiles == 2);
+
+  // One hit and one miss: the miss compiles here.
+  const auto mixed = cache.lookup_modes(t, {KernelMode::Residual, KernelMode::ResidualJacobian});
+  CHECK(mixed[0].source == KernelSource::Memory);
+  CHECK(mixed[1].source == KernelSource::Compiled);
+  REQUIRE(compiled_on.size() == 3);
+  CHECK(compiled_on[2] == std::this_thread::get_id());
+  s = cache.stats();
+  CHECK(s.gets == 6);
+  CHECK(s.memory_hits == 3);
+  const auto entries = cache.entries();
+  uint64_t hits = 0;
+  for (const CacheEntryInfo& e : entries) hits += e.hits;
+  CHECK(hits == 3);  // per-entry hit counts see the inline hits too
 }
