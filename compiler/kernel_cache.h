@@ -10,8 +10,12 @@
 //      kernel_symbol(key), load_kernel; then stored in memory and written to disk.
 // A bad disk entry (truncated, corrupt, foreign version, not loadable, or a collision:
 // stored key parts differ from the requested ones though the hash matched) is reported
-// with one warning line on the log, never loaded, recompiled and replaced. An unwritable
-// directory is reported once; the cache then keeps working from memory.
+// with one warning line on the log, never loaded, recompiled and replaced; so is an entry
+// that cannot be read (permissions). A directory that cannot be written (read-only, full,
+// or impossible to create, e.g. below a regular file) is reported once, at the first
+// failing write, whose temporary file is removed; the cache then keeps working from
+// memory and still reads entries from the directory. A directory removed while the cache
+// runs is created again by the next write, silently (tests/compiler/cache_faults_test.cpp).
 //
 // Thread safe. Compiles happen outside the lock; two threads asking for one key at once
 // compile it once (the second waits and counts a memory hit).
