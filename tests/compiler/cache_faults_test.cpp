@@ -97,10 +97,11 @@ std::string in_child(const std::function<void()>& prepare, const std::function<s
 
 // Permission faults need a process that permissions apply to. Running as root (as CI
 // containers often do), the scenario runs in a child that has become `nobody`, which
-// drops CAP_DAC_OVERRIDE; if even that is impossible, the check is skipped and says so.
+// drops CAP_DAC_OVERRIDE; if even that is impossible, or nobody cannot reach `dir`, the
+// check is skipped and says so.
 // `ignored` tells whether permissions fail to apply to the calling process. Returns
 // "skip: why" or the scenario's report.
-std::string without_privileges(const std::function<bool()>& ignored,
+std::string without_privileges(const fs::path& dir, const std::function<bool()>& ignored,
                                const std::function<std::string()>& scenario) {
   const bool privileged = ignored();
   bool exited = false;
@@ -112,6 +113,8 @@ std::string without_privileges(const std::function<bool()>& ignored,
       },
       [&]() -> std::string {
         if (ignored()) return "skip: permissions do not apply to this process (root or CAP_DAC_OVERRIDE)";
+        if (::access(dir.c_str(), X_OK) != 0)  // e.g. a build tree under a 0700 home
+          return "skip: " + dir.string() + " is not reachable without privileges";
         return scenario();
       },
       exited);
@@ -189,7 +192,7 @@ TEST_CASE("cache faults: a read-only directory - entries are still read, new ker
   }
   ModeGuard guard{dir.path};
   REQUIRE(::chmod(dir.path.c_str(), 0555) == 0);
-  const std::string report = without_privileges([&] { return permissions_ignored(dir.path); }, [&] {
+  const std::string report = without_privileges(dir.path, [&] { return permissions_ignored(dir.path); }, [&] {
     FakeCache c(dir.path);
     const auto stored = c->lookup(trace_scaled(2.0, "stored"), KernelMode::Residual);
     const auto a = c->get(trace_scaled(2.0, "new_a"), KernelMode::Residual);
@@ -234,7 +237,7 @@ TEST_CASE("cache faults: an entry that cannot be read is reported once and recom
     if (fd >= 0) ::close(fd);
     return fd >= 0;
   };
-  const std::string report = without_privileges(readable, [&] {
+  const std::string report = without_privileges(dir.path, readable, [&] {
     FakeCache c(dir.path);
     const auto first = c->lookup(t, KernelMode::Residual);
     const auto second = c->lookup(t, KernelMode::Residual);
