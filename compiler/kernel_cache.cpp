@@ -419,20 +419,51 @@ KernelCache& default_cache() {
 
 namespace lsjit::compiler {
 
+std::optional<KernelCache::Lookup> KernelCache::memory_hit(const CacheKey& key) {
+  std::lock_guard lock(mutex_);
+  const auto it = memory_.find({key.hash.hi, key.hash.lo});
+  if (it == memory_.end() || it->second.kernel->key.parts != key.parts) return std::nullopt;
+  ++stats_.gets;
+  ++stats_.memory_hits;
+  ++it->second.hits;
+  return Lookup{it->second.kernel, KernelSource::Memory, 0.0};
+}
+
 std::vector<KernelCache::Lookup> KernelCache::lookup_modes(const ir::Trace& traced,
                                                            const std::vector<KernelMode>& modes,
                                                            const CompileOptions& options,
                                                            double trace_s) {
+  // Hits first, on this thread: once a structure has compiled, every analyze() of it only
+  // hits, and starting a thread per mode for that cost three times more than the rest of
+  // analyze and solve of a small problem (tests/runtime/soak_test.cpp).
+  std::vector<Lookup> results(modes.size());
+  std::vector<size_t> misses;
+  if (traced.stage == ir::Stage::Traced) {  // else lookup() throws the error
+    for (size_t i = 0; i < modes.size(); ++i) {
+      const auto t0 = Clock::now();
+      if (std::optional<Lookup> hit = memory_hit(key_for(traced, modes[i], options))) {
+        results[i] = *hit;
+        results[i].seconds = seconds_since(t0);
+      } else {
+        misses.push_back(i);
+      }
+    }
+  } else {
+    for (size_t i = 0; i < modes.size(); ++i) misses.push_back(i);
+  }
+  if (misses.size() == 1) {
+    results[misses[0]] = lookup(traced, modes[misses[0]], options, trace_s);
+    return results;
+  }
   std::vector<std::future<Lookup>> pending;
-  for (KernelMode mode : modes)
-    pending.push_back(std::async(std::launch::async, [this, &traced, mode, &options, trace_s] {
+  for (size_t i : misses)
+    pending.push_back(std::async(std::launch::async, [this, &traced, mode = modes[i], &options, trace_s] {
       return lookup(traced, mode, options, trace_s);
     }));
-  std::vector<Lookup> results;
   std::exception_ptr failure;
-  for (auto& p : pending) {
+  for (size_t k = 0; k < misses.size(); ++k) {
     try {
-      results.push_back(p.get());
+      results[misses[k]] = pending[k].get();
     } catch (...) {
       if (!failure) failure = std::current_exception();
     }

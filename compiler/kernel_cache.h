@@ -10,8 +10,12 @@
 //      kernel_symbol(key), load_kernel; then stored in memory and written to disk.
 // A bad disk entry (truncated, corrupt, foreign version, not loadable, or a collision:
 // stored key parts differ from the requested ones though the hash matched) is reported
-// with one warning line on the log, never loaded, recompiled and replaced. An unwritable
-// directory is reported once; the cache then keeps working from memory.
+// with one warning line on the log, never loaded, recompiled and replaced; so is an entry
+// that cannot be read (permissions). A directory that cannot be written (read-only, full,
+// or impossible to create, e.g. below a regular file) is reported once, at the first
+// failing write, whose temporary file is removed; the cache then keeps working from
+// memory and still reads entries from the directory. A directory removed while the cache
+// runs is created again by the next write, silently (tests/compiler/cache_faults_test.cpp).
 //
 // Thread safe. Compiles happen outside the lock; two threads asking for one key at once
 // compile it once (the second waits and counts a memory hit).
@@ -150,10 +154,11 @@ class KernelCache {
     return lookup(traced, mode, options).kernel;
   }
 
-  // Several modes of one cost at once. The misses compile concurrently, one thread each
-  // (code generation is independent per kernel), so the wall time is that of the slowest
-  // mode rather than the sum. Results are in the order of `modes`; the first failure is
-  // rethrown after every thread has finished.
+  // Several modes of one cost at once. Memory hits are answered on the calling thread;
+  // two or more misses compile concurrently, one thread each (code generation is
+  // independent per kernel), so the wall time is that of the slowest mode rather than the
+  // sum. Results are in the order of `modes`; the first failure is rethrown after every
+  // thread has finished.
   std::vector<Lookup> lookup_modes(const ir::Trace& traced, const std::vector<KernelMode>& modes,
                                    const CompileOptions& options = {}, double trace_s = 0);
 
@@ -187,6 +192,10 @@ class KernelCache {
     uint64_t hits = 0;
   };
 
+  // The kernel of `key` if memory has it (counted as a get and a hit), else nullopt: a
+  // miss, a collision or a kernel being produced, which lookup() handles. `seconds` of
+  // the result is 0; the caller measures.
+  std::optional<Lookup> memory_hit(const CacheKey& key);
   std::shared_ptr<const Kernel> produce(const ir::Trace& traced, KernelMode mode,
                                         const CompileOptions& options, const CacheKey& key,
                                         double trace_s, KernelSource& source);

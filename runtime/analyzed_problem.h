@@ -37,8 +37,15 @@ class AnalyzedProblem {
   // Runs Levenberg–Marquardt from `initial`, which must hold a value for every variable a
   // cost references (else the summary is a Failure naming the first missing one; values
   // not referenced are passed through). Never throws for numerical trouble: a non-finite
-  // initial cost is a Failure, non-finite trial points and failed linear solves are
-  // rejected steps.
+  // initial cost is a Failure naming the first bad instance, a non-finite gradient or
+  // Gauss–Newton matrix at the initial values (a finite cost whose derivative is NaN or
+  // infinite, e.g. |a - b| at a = b) is a Failure naming the first such variable, and
+  // trial points where the cost, the gradient or the Gauss–Newton matrix is not finite,
+  // and failed linear solves, are rejected steps. A Failure returns the initial values.
+  // With no free variables (a problem without costs, or whose variables are all
+  // constant) there is nothing to solve: the cost is evaluated and checked as above, and
+  // the result is the initial values with termination GradientTolerance and the message
+  // "no free variables", as Ceres reports convergence for a problem without parameters.
   SolveResult solve(const Values& initial, const SolverOptions& options = {}) const;
 
   // ½Σ‖r‖² of the least-squares costs at `values` (constraints are not costs: they do not

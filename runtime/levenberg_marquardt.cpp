@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <string>
 
 namespace lsjit::detail {
 namespace {
@@ -50,6 +51,22 @@ void scale_symmetric(const linear::BlockSparseSymmetric& A, const std::vector<do
   }
 }
 
+// The first free variable whose gradient entries or diagonal of H are not finite, as
+// "TYPE variable ID", or "" when all are. A NaN or inf anywhere in a variable's Jacobian
+// shows in both (g_v = J_vᵀr, H_vv = J_vᵀJ_v), and every step computed from them would be
+// NaN.
+std::string first_non_finite_variable(const ProblemLayout& layout, const std::vector<double>& g,
+                                      const linear::BlockSparseSymmetric& H, std::vector<double>& diag) {
+  H.diagonal(diag.data());
+  for (const FreeVariable& f : layout.free)
+    for (uint32_t c = 0; c < f.tangent; ++c)
+      if (!std::isfinite(g[f.offset + c]) || !std::isfinite(diag[f.offset + c])) {
+        const TypeTable& t = layout.types[f.type];
+        return t.type->name + " variable " + std::to_string(t.ids[f.row]);
+      }
+  return "";
+}
+
 }  // namespace
 
 void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
@@ -87,6 +104,12 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
     }
   }
   summary.initial_cost = summary.final_cost = cost;
+  if (const std::string where = first_non_finite_variable(layout, g, H, diag); !where.empty()) {
+    summary.termination = Termination::Failure;
+    summary.message = "the gradient at the initial values is not finite (a derivative of a cost is "
+                      "NaN or infinite there): " + where;
+    return;
+  }
 
   if (options.jacobi_scaling) {
     H.diagonal(diag.data());
@@ -107,6 +130,22 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
     summary.termination = t;
     summary.message = std::move(message);
     summary.final_cost = cost;
+  };
+
+  // Moves to the candidate and evaluates the normal equations there. A candidate whose
+  // cost is finite but whose gradient or Gauss–Newton matrix is not (a derivative that
+  // overflows or is 0/0 there) is no point to step from, however low its cost: the move
+  // is undone (state, g and H as before) and the step counts as rejected.
+  auto move_to_candidate = [&] {
+    state.swap(candidate);
+    const double c = evaluate_normal_equations();
+    if (std::isfinite(c) && first_non_finite_variable(layout, g, H, diag).empty()) {
+      cost = c;
+      return true;
+    }
+    state.swap(candidate);
+    evaluate_normal_equations();
+    return false;
   };
 
   IterationSummary it0;
@@ -197,10 +236,9 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
           it.trust_region_radius = radius;
           it.iteration_s = seconds_since(iteration_start);
           it.cumulative_s = seconds_since(start);
-          if (candidate_cost < cost) {  // take the (tiny) improvement
-            state.swap(candidate);
-            it.cost_change = cost - candidate_cost;
-            cost = evaluate_normal_equations();
+          const double previous_cost = cost;
+          if (candidate_cost < cost && move_to_candidate()) {  // take the (tiny) improvement
+            it.cost_change = previous_cost - candidate_cost;
             it.cost = cost;
             it.step_accepted = true;
             ++summary.successful_steps;
@@ -221,10 +259,13 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
       why_rejected = "linear solver: " + ls.message;
     }
 
+    const double previous_cost = cost;
+    if (accepted && !move_to_candidate()) {
+      accepted = false;
+      why_rejected = "the gradient at the trial point is not finite";
+    }
     if (accepted) {
-      state.swap(candidate);
-      it.cost_change = cost - candidate_cost;
-      cost = evaluate_normal_equations();
+      it.cost_change = previous_cost - candidate_cost;
       ++summary.successful_steps;
       it.step_accepted = true;
       if (!options.gauss_newton) {

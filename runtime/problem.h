@@ -197,7 +197,11 @@ class Problem {
 
   // Traces each cost group once, differentiates, compiles (or finds in the cache) its
   // kernels and lays out the linear system. The Problem stays usable; the result shares
-  // nothing mutable with it.
+  // nothing mutable with it. Throws lsjit::Error when a cost cannot be traced: it returns
+  // no residual (an empty std::array or Eigen vector), takes no variable argument, or
+  // reads v[var] for a var that is not one of its arguments (an exception of the cost's
+  // own propagates as it is). A problem without costs is not an error: it analyzes to an
+  // empty AnalyzedProblem, whose solve() returns its initial values (see solve()).
   AnalyzedProblem analyze(const AnalyzeOptions& options = {}) const;
 
  private:
