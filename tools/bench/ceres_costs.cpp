@@ -1,12 +1,12 @@
 #include "ceres_costs.h"
 
 #include "ceres_pose_graph_costs.h"
+#include "ceres_snavely.h"
 
 #include <ceres/autodiff_cost_function.h>
 #include <ceres/crs_matrix.h>
 #include <ceres/manifold.h>
 #include <ceres/problem.h>
-#include <ceres/rotation.h>
 
 #include <Eigen/Geometry>
 #include <array>
@@ -14,25 +14,6 @@
 
 namespace lsjit::bench {
 namespace {
-
-// Ceres' bundle_adjuster residual: the Snavely camera of DESIGN.md.
-struct SnavelyFunctor {
-  double x, y;
-  template <class T>
-  bool operator()(const T* camera, const T* point, T* residual) const {
-    T p[3];
-    ceres::AngleAxisRotatePoint(camera, point, p);
-    p[0] += camera[3];
-    p[1] += camera[4];
-    p[2] += camera[5];
-    const T xp = -p[0] / p[2], yp = -p[1] / p[2];
-    const T r2 = xp * xp + yp * yp;
-    const T distortion = 1.0 + r2 * (camera[7] + camera[8] * r2);
-    residual[0] = camera[6] * distortion * xp - x;
-    residual[1] = camera[6] * distortion * yp - y;
-    return true;
-  }
-};
 
 double checksum(const double* v, size_t n) {
   double s = 0;
