@@ -1,0 +1,39 @@
+// What the two halves of lsjit_bench_bal (bal_bench.cpp, the parent that plans runs and
+// prints tables; bal_bench_child.cpp, one measured solve per process) share.
+//
+// A child is this program re-executed as
+//   lsjit_bench_bal --child KIND key=value ...
+// and answers with "key value" lines on stdout (numbers only). Kinds and their keys:
+//   lsjit   source cache solver tolerance max_iterations target fixed
+//   ceres   source solver max_iterations target fixed
+//   kernel  source cache repeats      (the normal-equations and residual kernels alone)
+// source is "file:PATH" (a BAL file) or "synthetic:N" (synthetic_spec(N), generated in the
+// child). target is a cost: lsjit stops at the first iteration at or below it (unless
+// fixed), both record when they crossed it; fixed=1 zeroes the tolerances so that exactly
+// max_iterations iterations run.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "lsjit/runtime/io/synthetic.h"
+
+namespace lsjit::bench {
+
+using Record = std::map<std::string, double>;        // one child's measurements
+using ChildArgs = std::map<std::string, std::string>;  // its key=value arguments
+
+// The synthetic problem of `observations` observations: cameras growing as the square root
+// (√N / 4, Ladybug-49's proportion: 49 cameras for 31,843 observations), each point seen
+// by 4 cameras (Ladybug's 4.1 on average), so points = N / 4.
+io::BalSpec synthetic_spec(int64_t observations);
+
+int child_main(const std::string& kind, const ChildArgs& args);
+
+// Runs this program as a child with `kind` and `args`, returns its record; throws with
+// the child's kind and arguments if it fails.
+Record run_child(const std::string& kind, const ChildArgs& args);
+
+}  // namespace lsjit::bench

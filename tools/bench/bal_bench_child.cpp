@@ -1,0 +1,302 @@
+// The child side of lsjit_bench_bal: one measured solve (or kernel timing) per process, so
+// that each peak memory (VmHWM, read here) is that solver's alone and each lsjit run starts
+// with no kernel in memory. Protocol in bal_bench.h.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "bal_bench.h"
+#include "ceres_bal.h"
+#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/runtime/bal_problem.h"
+#include "lsjit/runtime/builtin_costs.h"
+#include "lsjit/runtime/io/bal.h"
+
+namespace lsjit::bench {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// A field of /proc/self/status in MB: VmHWM (peak resident) or VmRSS (current).
+double status_mb(const char* field) {
+  std::ifstream status("/proc/self/status");
+  const std::string prefix = std::string(field) + ":";
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind(prefix, 0) == 0) return std::atof(line.c_str() + prefix.size()) / 1024.0;  // kB
+  return -1;
+}
+
+void emit(const char* key, double value) { std::printf("%s %.17g\n", key, value); }
+
+const std::string& arg(const ChildArgs& args, const std::string& key) {
+  const auto it = args.find(key);
+  if (it == args.end()) throw std::runtime_error("child argument " + key + " missing");
+  return it->second;
+}
+
+// The problem named by `source`; emits its size, the time to read or generate it, and the
+// resident memory after it (the floor under both solvers' peaks: process, libraries, data).
+io::BalProblem load(const std::string& source) {
+  const auto start = Clock::now();
+  io::BalProblem bal;
+  if (source.rfind("file:", 0) == 0) {
+    bal = io::read_bal(source.substr(5));
+  } else if (source.rfind("synthetic:", 0) == 0) {
+    bal = io::generate_bal(synthetic_spec(std::atoll(source.c_str() + 10))).initial;
+  } else {
+    throw std::runtime_error("unknown source " + source);
+  }
+  emit("load_s", seconds_since(start));
+  emit("cameras", static_cast<double>(bal.cameras.size()));
+  emit("points", static_cast<double>(bal.points.size()));
+  emit("observations", static_cast<double>(bal.observations.size()));
+  emit("rss_data_mb", status_mb("VmRSS"));
+  return bal;
+}
+
+compiler::KernelCache::Options cache_options(const ChildArgs& args) {
+  compiler::KernelCache::Options o;
+  o.directory = fs::path(arg(args, "cache"));
+  o.quiet = true;
+  return o;
+}
+
+void child_lsjit(const ChildArgs& args) {
+  compiler::KernelCache cache(cache_options(args));
+  const io::BalProblem bal = load(arg(args, "source"));
+  const bool fixed = arg(args, "fixed") == "1";
+  const double target = std::stod(arg(args, "target"));
+
+  const auto start = Clock::now();
+  BalLeastSquares p = make_bal_problem(bal);
+  emit("build_s", seconds_since(start));
+  AnalyzeOptions analyze_options;
+  analyze_options.cache = &cache;
+  const AnalyzedProblem analyzed = p.problem.analyze(analyze_options);
+
+  SolverOptions o;
+  o.linear_solver = *linear_solver_from_name(arg(args, "solver"));
+  o.linear_relative_tolerance = std::stod(arg(args, "tolerance"));
+  o.max_iterations = std::stoi(arg(args, "max_iterations"));
+  o.num_threads = 1;
+  if (fixed) o.function_tolerance = o.gradient_tolerance = o.parameter_tolerance = 0;
+  int target_iteration = -1;
+  double target_s = 0;
+  o.callback = [&](const IterationSummary& it) {
+    if (target_iteration < 0 && it.cost <= target) {
+      target_iteration = it.iteration;
+      target_s = it.cumulative_s;
+    }
+    return fixed || target_iteration < 0;
+  };
+  const SolveSummary s = analyzed.solve(p.initial, o).summary;
+  if (!s.usable()) throw std::runtime_error("lsjit: " + s.message);
+
+  double iterations_s = 0;
+  int linear_iterations = 0;
+  for (const IterationSummary& it : s.per_iteration) {
+    if (it.iteration == 0) continue;
+    iterations_s += it.iteration_s;
+    linear_iterations += it.linear_iterations;
+  }
+  emit("trace_s", s.trace_s);
+  emit("compile_s", s.compile_s);
+  emit("analyze_s", s.analyze_s);
+  emit("residual_s", s.residual_s);
+  emit("jacobian_s", s.jacobian_s);
+  emit("linear_solver_s", s.linear_solver_s);
+  emit("solve_s", s.solve_s);
+  emit("total_s", s.total_s);
+  emit("iterations_s", iterations_s);
+  emit("iterations", s.iterations);
+  emit("successful_steps", s.successful_steps);
+  // The initial point and every accepted step evaluate the normal equations (jacobian_s).
+  emit("normal_evaluations", 1 + s.successful_steps);
+  emit("linear_iterations", linear_iterations);
+  emit("initial_cost", s.initial_cost);
+  emit("final_cost", s.final_cost);
+  emit("target_iteration", target_iteration);
+  emit("target_s", s.analyze_s + target_s);
+  emit("compiles", static_cast<double>(s.compiles));
+  emit("cache_hits", static_cast<double>(s.cache_hits));
+  emit("peak_mb", status_mb("VmHWM"));
+}
+
+void child_ceres(const ChildArgs& args) {
+  io::BalProblem bal = load(arg(args, "source"));
+  CeresBalInput in;
+  for (const auto& o : bal.observations) {
+    in.camera_index.push_back(o.camera);
+    in.point_index.push_back(o.point);
+    in.xy.insert(in.xy.end(), {o.xy(0), o.xy(1)});
+  }
+  for (const auto& c : bal.cameras) in.cameras.insert(in.cameras.end(), c.data(), c.data() + 9);
+  for (const auto& x : bal.points) in.points.insert(in.points.end(), x.data(), x.data() + 3);
+  bal = io::BalProblem();  // Ceres works on `in`; what it needs beyond is its own
+  CeresBalOptions options;
+  options.linear_solver = arg(args, "solver");
+  options.max_iterations = std::stoi(arg(args, "max_iterations"));
+  options.tolerances = arg(args, "fixed") != "1";
+  options.target_cost = std::stod(arg(args, "target"));
+  const CeresBalResult r = solve_ceres_bal(in, options);
+  emit("build_s", r.build_s);
+  emit("preprocessor_s", r.preprocessor_s);
+  emit("residual_s", r.residual_s);
+  emit("jacobian_s", r.jacobian_s);
+  emit("linear_solver_s", r.linear_solver_s);
+  emit("minimizer_s", r.minimizer_s);
+  emit("total_s", r.total_s);
+  emit("iterations_s", r.iterations_s);
+  emit("iterations", r.iterations);
+  emit("successful_steps", r.successful_steps);
+  emit("linear_solves", r.linear_solves);
+  emit("linear_iterations", r.linear_iterations);
+  emit("residual_evaluations", r.residual_evaluations);
+  emit("jacobian_evaluations", r.jacobian_evaluations);
+  emit("initial_cost", r.initial_cost);
+  emit("final_cost", r.final_cost);
+  emit("eliminated_blocks", r.eliminated_blocks);
+  emit("schur_2_3_9", r.schur_structure == "2,3,9");
+  emit("target_iteration", r.target_iteration);
+  emit("target_s", r.target_s);
+  emit("peak_mb", status_mb("VmHWM"));
+}
+
+// The normal-equations (and residual) kernel of the Snavely cost alone, over every
+// observation, in waves of 16,384 instances into one reused buffer as the solver's
+// evaluator runs it (runtime/evaluator.h), without the assembly of H and g: the kernel's
+// share of jacobian_s. Median of `repeats` after one warm-up. Same cost, mode and compile
+// options as analyze(), so a warm cache serves the very kernel the solves run
+// (kernel_from_disk says so).
+void child_kernel(const ChildArgs& args) {
+  compiler::KernelCache cache(cache_options(args));
+  const io::BalProblem bal = load(arg(args, "source"));
+  const int repeats = std::max(1, std::stoi(arg(args, "repeats")));
+  const int64_t n = static_cast<int64_t>(bal.observations.size());
+  std::vector<int32_t> cam(n), pt(n);
+  std::vector<double> cameras, points;
+  for (const auto& c : bal.cameras) cameras.insert(cameras.end(), c.data(), c.data() + 9);
+  for (const auto& x : bal.points) points.insert(points.end(), x.data(), x.data() + 3);
+  for (int64_t i = 0; i < n; ++i) {
+    cam[i] = bal.observations[i].camera;
+    pt[i] = bal.observations[i].point;
+  }
+  const ir::Trace trace = find_builtin_cost("snavely_reprojection")->trace();
+
+  auto time_kernel = [&](compiler::KernelMode mode, const char* key) {
+    const std::shared_ptr<const compiler::Kernel> kernel = cache.get(trace, mode, compiler::CompileOptions{});
+    const compiler::KernelLayout& layout = kernel->layout;
+    std::vector<double> data(n * layout.data_stride);
+    for (int64_t i = 0; i < n; ++i)
+      for (int c = 0; c < 2; ++c) data[i * layout.data_stride + layout.data_offset[0] + c] = bal.observations[i].xy(c);
+    constexpr int64_t kWave = 16384;
+    std::vector<std::vector<double>> outputs;
+    std::vector<double*> output_ptrs;
+    for (const compiler::OutputArray& a : layout.outputs) outputs.emplace_back(kWave * a.per_instance);
+    for (auto& o : outputs) output_ptrs.push_back(o.data());
+    auto run = [&] {
+      for (int64_t b = 0; b < n; b += kWave) {
+        const int32_t* indices[2] = {cam.data() + b, pt.data() + b};
+        const double* values[2] = {cameras.data(), points.data()};
+        compiler::KernelArgs a;
+        a.begin = 0;
+        a.end = std::min(kWave, n - b);
+        a.indices = indices;
+        a.values = values;
+        a.data = data.data() + b * layout.data_stride;
+        a.outputs = output_ptrs.data();
+        (*kernel)(a);
+      }
+    };
+    run();
+    std::vector<double> t;
+    for (int r = 0; r < repeats; ++r) {
+      const auto start = Clock::now();
+      run();
+      t.push_back(seconds_since(start));
+    }
+    std::sort(t.begin(), t.end());
+    emit(key, t[t.size() / 2]);
+    emit((std::string(key) + "_from_disk").c_str(), kernel->source == compiler::KernelSource::Disk);
+  };
+  time_kernel(compiler::KernelMode::NormalEquations, "normal_kernel_s");
+  time_kernel(compiler::KernelMode::Residual, "residual_kernel_s");
+}
+
+}  // namespace
+
+io::BalSpec synthetic_spec(int64_t observations) {
+  io::BalSpec spec;
+  spec.observations_per_point = 4;
+  spec.cameras = static_cast<int32_t>(std::max<int64_t>(8, std::llround(std::sqrt(double(observations)) / 4)));
+  spec.points = static_cast<int32_t>(observations / spec.observations_per_point);
+  return spec;
+}
+
+int child_main(const std::string& kind, const ChildArgs& args) {
+  try {
+    if (kind == "lsjit") child_lsjit(args);
+    else if (kind == "ceres") child_ceres(args);
+    else if (kind == "kernel") child_kernel(args);
+    else throw std::runtime_error("unknown child kind " + kind);
+  } catch (const std::exception& e) {
+    std::cerr << "lsjit_bench_bal --child " << kind << ": " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+Record run_child(const std::string& kind, const ChildArgs& args) {
+  std::vector<std::string> argv_text = {"--child", kind};
+  std::string described = kind;
+  for (const auto& [k, v] : args) {
+    argv_text.push_back(k + "=" + v);
+    described += " " + k + "=" + v;
+  }
+  int fd[2];
+  if (pipe(fd) != 0) throw std::runtime_error("pipe failed");
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    dup2(fd[1], STDOUT_FILENO);
+    close(fd[0]);
+    close(fd[1]);
+    std::vector<char*> argv;
+    static char self[] = "/proc/self/exe";
+    argv.push_back(self);
+    for (const std::string& a : argv_text) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(self, argv.data());
+    _exit(127);
+  }
+  close(fd[1]);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = read(fd[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("child failed: " + described);
+  Record r;
+  std::istringstream lines(out);
+  for (std::string key; lines >> key;) lines >> r[key];
+  return r;
+}
+
+}  // namespace lsjit::bench
