@@ -15,12 +15,20 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
     for (const compiler::OutputArray& a : kg.normal->layout.outputs) per.push_back(a.per_instance);
     per_instance_.push_back(std::move(per));
   }
-  // Waves over the instances of all groups in order; inside a wave, chunks per group.
+  // Waves over the instances of all groups in order, whole chunks of about kWaveBytes of
+  // kernel output; inside a wave, chunks per group.
+  uint64_t widest = 1;  // doubles an instance writes, the most of any group
+  for (const std::vector<uint32_t>& per : per_instance_) {
+    uint64_t sum = 0;
+    for (uint32_t p : per) sum += p;
+    widest = std::max(widest, sum);
+  }
+  wave_instances_ = std::max<int64_t>(1, static_cast<int64_t>(kWaveBytes / (8 * widest)) / kChunk) * kChunk;
   uint64_t buffer = 0;
-  for (int64_t start = 0; start < layout.instances; start += kWave) {
+  for (int64_t start = 0; start < layout.instances; start += wave_instances_) {
     Wave w;
     w.begin = start;
-    w.end = std::min(start + kWave, layout.instances);
+    w.end = std::min(start + wave_instances_, layout.instances);
     w.first_task = normal_tasks_.size();
     uint64_t used = 0;
     for (uint32_t g = 0; g < layout.groups.size(); ++g) {
@@ -40,8 +48,47 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
     buffer = std::max(buffer, used);
     waves_.push_back(std::move(w));
   }
+
+  // Gathers: each destination's sources split by wave (they are in instance order), with
+  // their offsets in the wave buffer.
+  std::vector<std::vector<Gather>> per_wave(waves_.size());
+  auto list = [&](const std::vector<uint64_t>& begin, const std::vector<Source>& sources,
+                  std::vector<uint64_t>& offsets, bool h) {
+    offsets.resize(sources.size());
+    for (size_t d = 0; d + 1 < begin.size(); ++d) {
+      for (uint64_t s = begin[d]; s < begin[d + 1];) {
+        const size_t w = static_cast<size_t>(sources[s].instance / wave_instances_);
+        Gather gather{static_cast<uint32_t>(d), 0, s, h, true};
+        for (; s < begin[d + 1] && sources[s].instance < waves_[w].end; ++s) {
+          offsets[s] = offset(waves_[w], sources[s], sources[s].array);
+          gather.plain = gather.plain && !sources[s].transpose && layout.groups[sources[s].group].losses.empty();
+          ++gather.count;
+        }
+        per_wave[w].push_back(gather);
+      }
+    }
+  };
+  list(layout.h_begin, layout.h_sources, h_offset_, true);
+  list(layout.g_begin, layout.g_sources, g_offset_, false);
+  // Assembly tasks: runs of gathers of about kTaskWork doubles added, cut by structure alone.
+  constexpr uint64_t kTaskWork = 16384;
+  for (size_t w = 0; w < waves_.size(); ++w) {
+    waves_[w].assembly.push_back(gathers_.size());
+    uint64_t work = 0;
+    for (const Gather& gather : per_wave[w]) {
+      gathers_.push_back(gather);
+      const uint64_t size = gather.h ? uint64_t{layout.h_rows[gather.destination]} * layout.h_cols[gather.destination]
+                                     : layout.free[gather.destination].tangent;
+      work += gather.count * size + 8;
+      if (work >= kTaskWork) {
+        waves_[w].assembly.push_back(gathers_.size());
+        work = 0;
+      }
+    }
+    if (waves_[w].assembly.back() != gathers_.size()) waves_[w].assembly.push_back(gathers_.size());
+  }
   wave_buffer_.resize(buffer);
-  corrections_.resize(static_cast<size_t>(std::min(kWave, layout.instances)));
+  corrections_.resize(static_cast<size_t>(std::min(wave_instances_, layout.instances)));
   partial_.resize(std::max(residual_tasks_.size(), normal_tasks_.size()));
 }
 
@@ -126,25 +173,77 @@ void Evaluator::constraint_values(const State& state, uint32_t group, double* c)
   });
 }
 
-const double* Evaluator::source(const Wave& wave, const Source& s, uint32_t array) const {
+uint64_t Evaluator::offset(const Wave& wave, const Source& s, uint32_t array) const {
   const int64_t local = s.instance - layout_.groups[s.group].first_instance - wave.group_begin[s.group];
-  return wave_buffer_.data() + wave.array_base[s.group][array] +
-         static_cast<uint64_t>(local) * per_instance_[s.group][array];
+  return wave.array_base[s.group][array] + static_cast<uint64_t>(local) * per_instance_[s.group][array];
 }
 
-const double* Evaluator::source(const Wave& wave, const Source& s) const { return source(wave, s, s.array); }
+const double* Evaluator::source(const Wave& wave, const Source& s, uint32_t array) const {
+  return wave_buffer_.data() + offset(wave, s, array);
+}
+
+
+void Evaluator::add_gather(const Wave& wave, const Gather& gather, double* values, double* g) {
+  const double* buffer = wave_buffer_.data();
+  const uint32_t d = gather.destination;
+  if (!gather.h) {
+    const uint32_t n = layout_.free[d].tangent;
+    double* dst = g + layout_.free[d].offset;
+    for (uint64_t s = gather.first; s < gather.first + gather.count; ++s) {
+      const double* in = buffer + g_offset_[s];
+      const Source& src = layout_.g_sources[s];
+      const double rho1 = gather.plain || layout_.groups[src.group].losses.empty()
+                              ? 1.0
+                              : corrections_[static_cast<size_t>(src.instance - wave.begin)].rho1;
+      if (gather.plain) {
+        for (uint32_t c = 0; c < n; ++c) dst[c] += in[c];
+      } else {
+        for (uint32_t c = 0; c < n; ++c) dst[c] += rho1 * in[c];
+      }
+    }
+    return;
+  }
+  const uint32_t rows = layout_.h_rows[d], cols = layout_.h_cols[d];
+  double* dst = values + layout_.h_value_offset[d];
+  if (gather.plain) {
+    const uint32_t n = rows * cols;
+    for (uint64_t s = gather.first; s < gather.first + gather.count; ++s) {
+      const double* in = buffer + h_offset_[s];
+      for (uint32_t k = 0; k < n; ++k) dst[k] += in[k];
+    }
+    return;
+  }
+  for (uint64_t s = gather.first; s < gather.first + gather.count; ++s) {
+    const Source& src = layout_.h_sources[s];
+    const double* in = buffer + h_offset_[s];
+    const KernelGroup& kg = layout_.groups[src.group];
+    if (kg.losses.empty()) {
+      if (!src.transpose) {
+        for (uint32_t k = 0; k < rows * cols; ++k) dst[k] += in[k];
+      } else {  // in is cols x rows
+        for (uint32_t r = 0; r < rows; ++r)
+          for (uint32_t c = 0; c < cols; ++c) dst[r * cols + c] += in[c * rows + r];
+      }
+      continue;
+    }
+    // ρ'(H[v,w] − β g_v g_wᵀ), transposed when the destination is (w, v).
+    const Correction& k = corrections_[static_cast<size_t>(src.instance - wave.begin)];
+    const auto [v, w] = kg.hessian_slots[src.array];
+    const double* gv = source(wave, src, 1 + v);
+    const double* gw = source(wave, src, 1 + w);
+    const uint32_t tv = src.transpose ? cols : rows, tw = src.transpose ? rows : cols;
+    for (uint32_t a = 0; a < tv; ++a)
+      for (uint32_t c = 0; c < tw; ++c) {
+        const double h = k.rho1 * (in[a * tw + c] - k.beta * gv[a] * gw[c]);
+        dst[src.transpose ? c * cols + a : a * cols + c] += h;
+      }
+  }
+}
 
 double Evaluator::normal_equations(const State& state, double* g, linear::BlockSparseSymmetric& H) {
   H.set_zero();
   std::fill(g, g + layout_.tangent_dim, 0.0);
-  h_cursor_.assign(layout_.h_begin.begin(), layout_.h_begin.end() - (layout_.h_begin.empty() ? 0 : 1));
-  g_cursor_.assign(layout_.g_begin.begin(), layout_.g_begin.end() - (layout_.g_begin.empty() ? 0 : 1));
   double* values = H.values().data();
-  const size_t blocks = layout_.h_value_offset.size();
-  const size_t vars = layout_.free.size();
-  constexpr size_t kPerTask = 512;
-  const size_t h_tasks = (blocks + kPerTask - 1) / kPerTask;
-  const size_t g_tasks = (vars + kPerTask - 1) / kPerTask;
 
   double cost = 0;
   for (const Wave& wave : waves_) {
@@ -172,58 +271,10 @@ double Evaluator::normal_equations(const State& state, double* g, linear::BlockS
     });
     for (size_t t = wave.first_task; t < wave.last_task; ++t) cost += partial_[t];
 
-    // Assembly: every destination is written by one task and adds this wave's sources in
-    // instance order.
-    pool_.run(h_tasks + g_tasks, [&](size_t t) {
-      if (t < h_tasks) {
-        for (size_t b = t * kPerTask; b < std::min(blocks, (t + 1) * kPerTask); ++b) {
-          const uint32_t rows = layout_.h_rows[b], cols = layout_.h_cols[b];
-          double* dst = values + layout_.h_value_offset[b];
-          uint64_t& s = h_cursor_[b];
-          for (; s < layout_.h_begin[b + 1] && layout_.h_sources[s].instance < wave.end; ++s) {
-            const Source& src = layout_.h_sources[s];
-            const double* in = source(wave, src);
-            const KernelGroup& kg = layout_.groups[src.group];
-            if (kg.losses.empty()) {
-              if (!src.transpose) {
-                for (uint32_t k = 0; k < rows * cols; ++k) dst[k] += in[k];
-              } else {  // in is cols x rows
-                for (uint32_t r = 0; r < rows; ++r)
-                  for (uint32_t c = 0; c < cols; ++c) dst[r * cols + c] += in[c * rows + r];
-              }
-              continue;
-            }
-            // ρ'(H[v,w] − β g_v g_wᵀ), transposed when the destination is (w, v).
-            const Correction& k = corrections_[static_cast<size_t>(src.instance - wave.begin)];
-            const auto [v, w] = kg.hessian_slots[src.array];
-            const double* gv = source(wave, src, 1 + v);
-            const double* gw = source(wave, src, 1 + w);
-            const uint32_t tv = src.transpose ? cols : rows, tw = src.transpose ? rows : cols;
-            for (uint32_t a = 0; a < tv; ++a)
-              for (uint32_t c = 0; c < tw; ++c) {
-                const double h = k.rho1 * (in[a * tw + c] - k.beta * gv[a] * gw[c]);
-                dst[src.transpose ? c * cols + a : a * cols + c] += h;
-              }
-          }
-        }
-      } else {
-        const size_t first = (t - h_tasks) * kPerTask;
-        for (size_t k = first; k < std::min(vars, first + kPerTask); ++k) {
-          const FreeVariable& f = layout_.free[k];
-          double* dst = g + f.offset;
-          uint64_t& s = g_cursor_[k];
-          for (; s < layout_.g_begin[k + 1] && layout_.g_sources[s].instance < wave.end; ++s) {
-            const Source& src = layout_.g_sources[s];
-            const double* in = source(wave, src);
-            if (layout_.groups[src.group].losses.empty()) {
-              for (uint32_t c = 0; c < f.tangent; ++c) dst[c] += in[c];
-            } else {
-              const double rho1 = corrections_[static_cast<size_t>(src.instance - wave.begin)].rho1;
-              for (uint32_t c = 0; c < f.tangent; ++c) dst[c] += rho1 * in[c];
-            }
-          }
-        }
-      }
+    // Assembly: every destination the wave touches is in one gather of one task, which
+    // adds the wave's sources in instance order.
+    pool_.run(wave.assembly.size() - 1, [&](size_t t) {
+      for (size_t k = wave.assembly[t]; k < wave.assembly[t + 1]; ++k) add_gather(wave, gathers_[k], values, g);
     });
   }
   return cost;
