@@ -1,18 +1,21 @@
-// Sparse Cholesky with CHOLMOD (SuiteSparse): supernodal, so the dense fill of bundle
-// adjustment and dense pose-graph cliques is factored with BLAS-3 kernels. lsjit's
-// SparseCholesky when it was built with CHOLMOD (cholmod_available()).
+// Sparse Cholesky with CHOLMOD (SuiteSparse): supernodal where the fill is dense enough
+// (bundle adjustment, 3D pose-graph cliques: BLAS-3 kernels), simplicial where it is thin
+// (2D pose graphs), as CHOLMOD's own rule chooses. lsjit's SparseCholesky when it was built
+// with CHOLMOD (cholmod_available()).
 //
 // Analysis (constructor, once per structure):
-//   1. the fill-reducing ordering: by default AMD on the *block* pattern (one node per
+//   1. the fill-reducing permutation P: by default AMD on the *block* pattern (one node per
 //      variable, as Ceres does), expanded to scalars block by block: a graph with
 //      block_size² fewer edges, and a variable's scalars stay adjacent. Ordering::ScalarAmd
 //      runs AMD on the scalar pattern instead (cholmod_l_analyze with CHOLMOD_AMD); on the
-//      benchmarks of docs/linear_solvers.md both give the same fill.
-//   2. cholmod_l_analyze_p with that permutation (CHOLMOD_GIVEN, postordered): the
-//      supernodal symbolic factorization.
-//   3. the compressed-column pattern of A's scalar lower triangle (stype -1), with the map
-//      from each entry to its place in values(), allocated once.
-// solve(): copies values and shift into the pattern, cholmod_l_factorize (numeric only,
+//      benchmarks of docs/linear_solvers.md both give the same fill. CHOLMOD's
+//      postordering is folded into P.
+//   2. the compressed-column pattern of the scalar lower triangle of P A Pᵀ (stype -1),
+//      with the map from each entry to its place in A's values(), allocated once.
+//   3. cholmod_l_analyze of that matrix in its natural order (CHOLMOD_NATURAL): the
+//      symbolic factorization, supernodal or simplicial by CHOLMOD's rule; a numeric
+//      factorization then never permutes (given P, CHOLMOD would form P A Pᵀ every call).
+// solve(): copies values and shift into the permuted pattern, cholmod_l_factorize (numeric only,
 // reusing the factor's memory) and cholmod_l_solve2 (reusing its workspace). CHOLMOD's
 // "not positive definite" (a non-positive pivot; L->minor < n) is ok = false, with the
 // scalar row and block where it happened.
