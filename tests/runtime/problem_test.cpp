@@ -331,8 +331,8 @@ TEST_CASE("Gauss-Newton reaches the same minimum on a well-conditioned problem")
 }
 
 TEST_CASE("normal equations over several evaluation waves: every instance counted once") {
-  // 50,000 anchors (three waves of 16,384 instances and a part) on 7 variables plus springs
-  // between them: g and the diagonal of JᵀJ have closed forms for the anchors.
+  // 50,000 anchors (several waves: a wave is about 1 MB of kernel output, 13 doubles an
+  // anchor) on 7 variables: g and JᵀJ have closed forms.
   const int n = 50000, vars = 7;
   std::vector<int64_t> ids;
   std::vector<Eigen::Vector3d> where;
@@ -366,6 +366,63 @@ TEST_CASE("normal equations over several evaluation waves: every instance counte
   CHECK(e1.gradient == e.gradient);
   CHECK(e3.gradient == e.gradient);
   CHECK(e3.gauss_newton == e.gauss_newton);
+}
+
+TEST_CASE("normal equations over several waves, with robust losses and transposed blocks, "
+          "equal the sum of the same evaluations in parts") {
+  // 24,000 springs (34 doubles of kernel output each: about 3,800 an evaluation wave) over
+  // 200 points, half of them under a Cauchy loss, and half with the higher-numbered point
+  // in the first slot (their H blocks are added transposed). The parts are 8 problems of
+  // 3,000 springs, one wave each, that each touch every point: the same variables, so the
+  // same gradient and matrix layout.
+  const int points = 200, parts = 8, per_part = 3000;
+  std::mt19937_64 rng(23);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::uniform_int_distribution<int> other(1, points - 1);
+  Values x;
+  for (int i = 0; i < points; ++i) x.set(VecVar<3>(i), Eigen::Vector3d(u(rng), u(rng), u(rng)) * 2.0);
+  Problem whole;
+  std::vector<Problem> pieces(parts);
+  for (int part = 0; part < parts; ++part) {
+    for (int robust = 0; robust < 2; ++robust) {
+      std::vector<int64_t> a, b;
+      std::vector<double> rest;
+      for (int k = 0; k < per_part / 2; ++k) {
+        a.push_back(k % points);
+        b.push_back((k % points + other(rng)) % points);
+        rest.push_back(1.0 + u(rng));
+      }
+      if (robust) {
+        whole.add(spring, CauchyLoss(0.5), VecVar<3>::batch(a), VecVar<3>::batch(b), rest);
+        pieces[part].add(spring, CauchyLoss(0.5), VecVar<3>::batch(a), VecVar<3>::batch(b), rest);
+      } else {
+        whole.add(spring, VecVar<3>::batch(a), VecVar<3>::batch(b), rest);
+        pieces[part].add(spring, VecVar<3>::batch(a), VecVar<3>::batch(b), rest);
+      }
+    }
+  }
+  const auto options = lsjit::testing::analyze_with(lsjit::testing::memory_cache());
+  const auto e = whole.analyze(options).evaluate(x, true, 1);
+  double cost = 0;
+  Eigen::VectorXd g = Eigen::VectorXd::Zero(3 * points);
+  Eigen::MatrixXd H = Eigen::MatrixXd::Zero(3 * points, 3 * points);
+  for (const Problem& piece : pieces) {
+    const auto part = piece.analyze(options).evaluate(x, true, 1);
+    REQUIRE(part.gradient.size() == g.size());
+    cost += part.cost;
+    g += part.gradient;
+    H += part.gauss_newton;
+  }
+  CHECK(e.cost == doctest::Approx(cost).epsilon(1e-12));
+  CHECK((e.gradient - g).norm() <= 1e-12 * g.norm());
+  CHECK((e.gauss_newton - H).norm() <= 1e-12 * H.norm());
+  CHECK((e.gauss_newton - e.gauss_newton.transpose()).norm() == 0.0);
+  for (int threads : {2, 3}) {
+    const auto t = whole.analyze(options).evaluate(x, true, threads);
+    CHECK(t.cost == e.cost);
+    CHECK(t.gradient == e.gradient);
+    CHECK(t.gauss_newton == e.gauss_newton);
+  }
 }
 
 TEST_CASE("schur_elimination: auto puts the eliminable type with most variables last, or none") {
