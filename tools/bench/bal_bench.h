@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "child_process.h"
 #include "lsjit/runtime/io/synthetic.h"
 
 namespace lsjit::bench {
 
-using Record = std::map<std::string, double>;        // one child's measurements
 using ChildArgs = std::map<std::string, std::string>;  // its key=value arguments
 
 // The synthetic problem of `observations` observations: cameras growing as the square root

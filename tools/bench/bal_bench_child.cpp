@@ -1,9 +1,6 @@
 // The child side of lsjit_bench_bal: one measured solve (or kernel timing) per process, so
 // that each peak memory (VmHWM, read here) is that solver's alone and each lsjit run starts
 // with no kernel in memory. Protocol in bal_bench.h.
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -27,22 +24,6 @@ namespace lsjit::bench {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// A field of /proc/self/status in MB: VmHWM (peak resident) or VmRSS (current).
-double status_mb(const char* field) {
-  std::ifstream status("/proc/self/status");
-  const std::string prefix = std::string(field) + ":";
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind(prefix, 0) == 0) return std::atof(line.c_str() + prefix.size()) / 1024.0;  // kB
-  return -1;
-}
-
-void emit(const char* key, double value) { std::printf("%s %.17g\n", key, value); }
 
 const std::string& arg(const ChildArgs& args, const std::string& key) {
   const auto it = args.find(key);
@@ -263,40 +244,9 @@ int child_main(const std::string& kind, const ChildArgs& args) {
 }
 
 Record run_child(const std::string& kind, const ChildArgs& args) {
-  std::vector<std::string> argv_text = {"--child", kind};
-  std::string described = kind;
-  for (const auto& [k, v] : args) {
-    argv_text.push_back(k + "=" + v);
-    described += " " + k + "=" + v;
-  }
-  int fd[2];
-  if (pipe(fd) != 0) throw std::runtime_error("pipe failed");
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    dup2(fd[1], STDOUT_FILENO);
-    close(fd[0]);
-    close(fd[1]);
-    std::vector<char*> argv;
-    static char self[] = "/proc/self/exe";
-    argv.push_back(self);
-    for (const std::string& a : argv_text) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(self, argv.data());
-    _exit(127);
-  }
-  close(fd[1]);
-  std::string out;
-  char buf[4096];
-  for (ssize_t n; (n = read(fd[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
-  close(fd[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("child failed: " + described);
-  Record r;
-  std::istringstream lines(out);
-  for (std::string key; lines >> key;) lines >> r[key];
-  return r;
+  std::vector<std::string> argv = {"--child", kind};
+  for (const auto& [k, v] : args) argv.push_back(k + "=" + v);
+  return run_self(argv);
 }
 
 }  // namespace lsjit::bench

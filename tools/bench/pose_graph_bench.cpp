@@ -17,9 +17,6 @@
 // Tables report medians over repeats, column by column. Before the tables the run checks
 // Ceres' final costs against reference values and both solvers' final costs against each
 // other, and says so when they disagree.
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -36,6 +33,7 @@
 #include <vector>
 
 #include "ceres_pose_graph.h"
+#include "child_process.h"
 #include "lsjit/compiler/kernel_cache.h"
 #include "lsjit/runtime/io/g2o.h"
 #include "lsjit/runtime/pose_graph_problem.h"
@@ -43,23 +41,14 @@
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-using Record = std::map<std::string, double>;  // one child's measurements
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using lsjit::bench::Clock;
+using lsjit::bench::emit;
+using lsjit::bench::Record;
+using lsjit::bench::seconds_since;
 
 // ---- child side: one solve, measurements as "key value" lines on stdout ----
 
-double peak_rss_mb() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmHWM:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;  // kB
-  return -1;
-}
-
-void emit(const char* key, double value) { std::printf("%s %.17g\n", key, value); }
+double peak_rss_mb() { return lsjit::bench::status_mb("VmHWM"); }
 
 lsjit::io::PoseGraph read_timed(const fs::path& file) {
   const auto start = Clock::now();
@@ -172,37 +161,7 @@ int child_main(const std::string& kind, const fs::path& file, const fs::path& ca
 // ---- parent side ----
 
 // Runs this program with `args` and parses its "key value" lines.
-Record run_child(const std::vector<std::string>& args) {
-  int fd[2];
-  if (pipe(fd) != 0) throw std::runtime_error("pipe failed");
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    dup2(fd[1], STDOUT_FILENO);
-    close(fd[0]);
-    close(fd[1]);
-    std::vector<char*> argv;
-    static char self[] = "/proc/self/exe";
-    argv.push_back(self);
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(self, argv.data());
-    _exit(127);
-  }
-  close(fd[1]);
-  std::string out;
-  char buf[4096];
-  for (ssize_t n; (n = read(fd[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
-  close(fd[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw std::runtime_error("child " + args[1] + " " + args[2] + " failed");
-  Record r;
-  std::istringstream lines(out);
-  for (std::string key; lines >> key;) lines >> r[key];
-  return r;
-}
+Record run_child(const std::vector<std::string>& args) { return lsjit::bench::run_self(args); }
 
 struct Runs {
   std::vector<Record> cold, warm, ceres;

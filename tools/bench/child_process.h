@@ -1,0 +1,32 @@
+// What the end-to-end benchmarks (pose_graph_bench.cpp, bal_bench*.cpp) share to run each
+// measured solve in a process of its own: its peak memory is then its own, and every lsjit
+// run starts from the kernel cache state the benchmark chose.
+//
+// A child is the benchmark itself re-executed (/proc/self/exe) with arguments of the
+// benchmark's choosing; it answers with "key value" lines on stdout, numbers only (emit()).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace lsjit::bench {
+
+using Record = std::map<std::string, double>;  // one child's measurements
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start);
+
+// Child side: one measurement as a "key value" line on stdout, value to 17 digits.
+void emit(const char* key, double value);
+
+// A field of /proc/self/status in MB: "VmHWM" (peak resident) or "VmRSS" (current); -1 if
+// absent.
+double status_mb(const char* field);
+
+// Parent side: runs this program with `args` (argv[1..]), waits for it and parses its
+// lines. Throws std::runtime_error naming `args` if it cannot start or exits other than 0.
+Record run_self(const std::vector<std::string>& args);
+
+}  // namespace lsjit::bench
