@@ -83,6 +83,10 @@ class SchurKernels {
 };
 
 // The kernels for structure's block sizes (see the file comment). structure must outlive them.
-std::unique_ptr<SchurKernels> make_schur_kernels(const SchurStructure& structure);
+// host_isa: with fixed sizes, the Schur update (S −= B C⁻¹ Bᵀ, in assemble_schur and
+// invert_schur_diagonal) uses AVX2 + FMA where the CPU has them; false keeps generic x86-64
+// code everywhere (tests compare the two). The results differ by rounding (FMA), and are
+// bit-identical for any split of the ranges either way.
+std::unique_ptr<SchurKernels> make_schur_kernels(const SchurStructure& structure, bool host_isa = true);
 
 }  // namespace lsjit::linear
