@@ -186,7 +186,11 @@ void child_kernel(const ChildArgs& args) {
     std::vector<double> data(n * layout.data_stride);
     for (int64_t i = 0; i < n; ++i)
       for (int c = 0; c < 2; ++c) data[i * layout.data_stride + layout.data_offset[0] + c] = bal.observations[i].xy(c);
-    constexpr int64_t kWave = 16384;
+    // Waves as the Evaluator cuts them (evaluator.h): whole chunks of 256 instances in about
+    // 1 MB of output, so that the kernel writes into cache as it does inside a solve.
+    uint64_t per_instance = 0;
+    for (const compiler::OutputArray& a : layout.outputs) per_instance += a.per_instance;
+    const int64_t kWave = std::max<int64_t>(1, static_cast<int64_t>((1 << 20) / (8 * per_instance)) / 256) * 256;
     std::vector<std::vector<double>> outputs;
     std::vector<double*> output_ptrs;
     for (const compiler::OutputArray& a : layout.outputs) outputs.emplace_back(kWave * a.per_instance);
