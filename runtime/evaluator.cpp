@@ -183,6 +183,27 @@ const double* Evaluator::source(const Wave& wave, const Source& s, uint32_t arra
 }
 
 
+namespace {
+
+// dst[0, n) += in[0, n), four at a time. dst (H or g) and in (the wave buffer) never
+// overlap, which the compiler cannot know: as a plain loop this stayed one scalar add at a
+// time and was three quarters of the assembly's samples on bundle adjustment. Each element
+// gets the same single addition, so results are unchanged to the bit.
+typedef double Double4 __attribute__((vector_size(32)));  // locals only (ABI varies with ISA)
+inline void add_block(double* __restrict dst, const double* __restrict in, uint32_t n) {
+  uint32_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    Double4 a, b;
+    __builtin_memcpy(&a, dst + k, sizeof a);
+    __builtin_memcpy(&b, in + k, sizeof b);
+    a += b;
+    __builtin_memcpy(dst + k, &a, sizeof a);
+  }
+  for (; k < n; ++k) dst[k] += in[k];
+}
+
+}  // namespace
+
 void Evaluator::add_gather(const Wave& wave, const Gather& gather, double* values, double* g) {
   const double* buffer = wave_buffer_.data();
   const uint32_t d = gather.destination;
@@ -196,7 +217,7 @@ void Evaluator::add_gather(const Wave& wave, const Gather& gather, double* value
                               ? 1.0
                               : corrections_[static_cast<size_t>(src.instance - wave.begin)].rho1;
       if (gather.plain) {
-        for (uint32_t c = 0; c < n; ++c) dst[c] += in[c];
+        add_block(dst, in, n);
       } else {
         for (uint32_t c = 0; c < n; ++c) dst[c] += rho1 * in[c];
       }
@@ -209,7 +230,7 @@ void Evaluator::add_gather(const Wave& wave, const Gather& gather, double* value
     const uint32_t n = rows * cols;
     for (uint64_t s = gather.first; s < gather.first + gather.count; ++s) {
       const double* in = buffer + h_offset_[s];
-      for (uint32_t k = 0; k < n; ++k) dst[k] += in[k];
+      add_block(dst, in, n);
     }
     return;
   }
@@ -219,7 +240,7 @@ void Evaluator::add_gather(const Wave& wave, const Gather& gather, double* value
     const KernelGroup& kg = layout_.groups[src.group];
     if (kg.losses.empty()) {
       if (!src.transpose) {
-        for (uint32_t k = 0; k < rows * cols; ++k) dst[k] += in[k];
+        add_block(dst, in, rows * cols);
       } else {  // in is cols x rows
         for (uint32_t r = 0; r < rows; ++r)
           for (uint32_t c = 0; c < cols; ++c) dst[r * cols + c] += in[c * rows + r];
