@@ -4,19 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 namespace lsjit::linear {
-
-namespace {
-
-std::string format(double v) {
-  std::ostringstream out;
-  out << v;
-  return out.str();
-}
-
-}  // namespace
 
 ConjugateGradient::ConjugateGradient(std::shared_ptr<const BlockPattern> pattern)
     : LinearSolver(std::move(pattern)) {
@@ -81,14 +70,7 @@ LinearSolveSummary ConjugateGradient::solve_checked(const BlockSparseSymmetric& 
                                                     double* x,
                                                     const LinearSolverOptions& options) {
   LinearSolveSummary summary;
-  if (options.max_cg_iterations < 1 || !std::isfinite(options.cg_relative_tolerance) ||
-      options.cg_relative_tolerance < 0) {
-    summary.message = "cg needs max_cg_iterations >= 1 (got " +
-                      std::to_string(options.max_cg_iterations) +
-                      ") and a finite cg_relative_tolerance >= 0 (got " +
-                      format(options.cg_relative_tolerance) + ")";
-    return summary;
-  }
+  if (summary.message = invalid_cg_options(options, "cg"); !summary.message.empty()) return summary;
   ++factorizations_;
   if (const int block = factor_preconditioner(A, shift); block >= 0) {
     summary.message = "the matrix is not positive definite (cg: diagonal block " +

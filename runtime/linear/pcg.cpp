@@ -26,6 +26,15 @@ void PcgVectors::resize(size_t n) {
   for (auto* v : {&r, &z, &p, &q}) v->resize(n);
 }
 
+std::string invalid_cg_options(const LinearSolverOptions& options, std::string_view who) {
+  if (options.max_cg_iterations >= 1 && std::isfinite(options.cg_relative_tolerance) &&
+      options.cg_relative_tolerance >= 0)
+    return "";
+  return std::string(who) + " needs max_cg_iterations >= 1 (got " +
+         std::to_string(options.max_cg_iterations) +
+         ") and a finite cg_relative_tolerance >= 0 (got " + format(options.cg_relative_tolerance) + ")";
+}
+
 LinearSolveSummary preconditioned_cg(size_t n, const double* b, double* x,
                                      const LinearSolverOptions& options,
                                      const std::function<void(const double*, double*)>& apply,

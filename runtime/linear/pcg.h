@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -25,6 +26,10 @@ struct PcgVectors {
   std::vector<double> r, z, p, q;  // residual, preconditioned residual, direction, M p
   void resize(size_t n);
 };
+
+// "" when options suit preconditioned_cg (max_cg_iterations >= 1, a finite
+// cg_relative_tolerance >= 0), else what is wrong, as "WHO needs ...".
+std::string invalid_cg_options(const LinearSolverOptions& options, std::string_view who);
 
 LinearSolveSummary preconditioned_cg(size_t n, const double* b, double* x,
                                      const LinearSolverOptions& options,

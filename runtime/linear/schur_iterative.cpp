@@ -2,22 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "lsjit/runtime/linear/pcg.h"
 #include "lsjit/runtime/linear/schur_kernels.h"
 
 namespace lsjit::linear {
-
-namespace {
-
-std::string format(double v) {
-  std::ostringstream out;
-  out << v;
-  return out.str();
-}
-
-}  // namespace
 
 IterativeSchur::IterativeSchur(std::shared_ptr<const BlockPattern> pattern,
                                int first_eliminated_block)
@@ -29,13 +18,7 @@ IterativeSchur::IterativeSchur(std::shared_ptr<const BlockPattern> pattern,
 }
 
 std::string IterativeSchur::invalid_options(const LinearSolverOptions& options) const {
-  if (options.max_cg_iterations >= 1 && std::isfinite(options.cg_relative_tolerance) &&
-      options.cg_relative_tolerance >= 0)
-    return "";
-  return "iterative_schur needs max_cg_iterations >= 1 (got " +
-         std::to_string(options.max_cg_iterations) +
-         ") and a finite cg_relative_tolerance >= 0 (got " +
-         format(options.cg_relative_tolerance) + ")";
+  return invalid_cg_options(options, "iterative_schur");
 }
 
 void IterativeSchur::multiply(const double* H, const double* shift, const double* p, double* q) {
