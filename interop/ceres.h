@@ -102,15 +102,7 @@ class AmbientValues {
   template <class Var>
     requires is_variable_v<Var>
   typename Var::template Value<Sym> operator[](const Var& var) const {
-    const auto& slots = tracer_.signature().vars;
-    if (var.id < 0 || static_cast<size_t>(var.id) >= slots.size())
-      throw Error("lsjit: v[var] inside cost '" + tracer_.signature().name +
-                  "' with a variable that is not one of the cost's arguments");
-    const uint32_t slot = static_cast<uint32_t>(var.id);
-    if (slots[slot].type != ambient_type_name<Var>())
-      throw Error("lsjit: v[var] inside cost '" + tracer_.signature().name + "': argument " +
-                  std::to_string(slot) + " is a " + slots[slot].type + ", not a " +
-                  ambient_type_name<Var>());
+    const uint32_t slot = detail::checked_slot(tracer_, var.id, ambient_type_name<Var>());
     Eigen::Matrix<Sym, Var::kAmbient, 1> params;
     for (int i = 0; i < Var::kAmbient; ++i) params(i) = tracer_.var(slot, i) + tracer_.tangent(slot, i);
     return Var::template from_params<Sym>(params);

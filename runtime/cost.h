@@ -14,6 +14,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -49,6 +50,22 @@ Cost<std::decay_t<F>> cost(std::string name, F&& function, CostKind kind = CostK
   return {std::move(name), std::forward<F>(function), kind, {}, {}};
 }
 
+namespace detail {
+// The argument slot `id` of the cost being traced by `tracer`, checked to exist and to hold
+// a variable whose slot type is `type`: what v[var] does first, inside every cost trace.
+inline uint32_t checked_slot(const Tracer& tracer, int64_t id, std::string_view type) {
+  const auto& slots = tracer.signature().vars;
+  if (id < 0 || static_cast<size_t>(id) >= slots.size())
+    throw Error("lsjit: v[var] inside cost '" + tracer.signature().name +
+                "' with a variable that is not one of the cost's arguments");
+  const uint32_t slot = static_cast<uint32_t>(id);
+  if (slots[slot].type != type)
+    throw Error("lsjit: v[var] inside cost '" + tracer.signature().name + "': argument " +
+                std::to_string(slot) + " is a " + slots[slot].type + ", not a " + std::string(type));
+  return slot;
+}
+}  // namespace detail
+
 // What `v` is inside a traced cost.
 class TracedValues {
  public:
@@ -57,15 +74,7 @@ class TracedValues {
   template <class Var>
     requires is_variable_v<Var>
   typename Var::template Value<Sym> operator[](const Var& var) const {
-    const auto& slots = tracer_.signature().vars;
-    if (var.id < 0 || static_cast<size_t>(var.id) >= slots.size())
-      throw Error("lsjit: v[var] inside cost '" + tracer_.signature().name +
-                  "' with a variable that is not one of the cost's arguments");
-    const uint32_t slot = static_cast<uint32_t>(var.id);
-    if (slots[slot].type != Var::kName)
-      throw Error("lsjit: v[var] inside cost '" + tracer_.signature().name + "': argument " +
-                  std::to_string(slot) + " is a " + slots[slot].type + ", not a " +
-                  std::string(Var::kName));
+    const uint32_t slot = detail::checked_slot(tracer_, var.id, Var::kName);
     Eigen::Matrix<Sym, Var::kAmbient, 1> params;
     for (int i = 0; i < Var::kAmbient; ++i) params(i) = tracer_.var(slot, i);
     Eigen::Matrix<Sym, Var::kTangent, 1> delta;
