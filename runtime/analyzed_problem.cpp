@@ -58,7 +58,6 @@ std::unique_ptr<linear::LinearSolver> ProblemLayout::take_solver(linear::LinearS
     for (auto& [t, solver] : pool)
       if (t == type && solver) return std::move(solver);
   }
-  const linear::BlockSparseSymmetric structure(pattern);
   if (type == linear::LinearSolverType::DenseSchur || type == linear::LinearSolverType::SparseSchur ||
       type == linear::LinearSolverType::IterativeSchur) {
     if (first_eliminated >= static_cast<int64_t>(free.size()))
@@ -66,9 +65,9 @@ std::unique_ptr<linear::LinearSolver> ProblemLayout::take_solver(linear::LinearS
                   " needs a variable type to eliminate, and this problem has none (a type is "
                   "eliminable when no cost has two variables of it; see "
                   "AnalyzeOptions::schur_elimination)");
-    return linear::make_schur_solver(type, structure, static_cast<int>(first_eliminated));
+    return linear::make_schur_solver(type, pattern, static_cast<int>(first_eliminated));
   }
-  return linear::make_linear_solver(type, structure);
+  return linear::make_linear_solver(type, pattern);
 }
 
 void ProblemLayout::give_back(linear::LinearSolverType type,

@@ -30,12 +30,11 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
   return s;
 }
 
-// out = diag(s) A diag(s), blockwise (A and out share a pattern).
-void scale_symmetric(const linear::BlockSparseSymmetric& A, const std::vector<double>& s,
-                     linear::BlockSparseSymmetric& out) {
+// A ← diag(s) A diag(s), blockwise. In place: a second matrix the size of H would double
+// the memory of large problems (H is most of it) and add a pass over it per iteration.
+void scale_symmetric(const std::vector<double>& s, linear::BlockSparseSymmetric& A) {
   const linear::BlockPattern& P = A.pattern();
-  const double* in = A.values().data();
-  double* dst = out.values().data();
+  double* values = A.values().data();
   for (int i = 0; i < P.num_blocks(); ++i) {
     const int64_t r0 = P.scalar_offset(i);
     const int rows = P.block_size(i);
@@ -46,7 +45,7 @@ void scale_symmetric(const linear::BlockSparseSymmetric& A, const std::vector<do
       const int64_t off = P.offset(k);
       for (int r = 0; r < rows; ++r)
         for (int c = 0; c < cols; ++c)
-          dst[off + r * cols + c] = in[off + r * cols + c] * s[r0 + r] * s[c0 + c];
+          values[off + r * cols + c] = values[off + r * cols + c] * s[r0 + r] * s[c0 + c];
     }
   }
 }
@@ -76,13 +75,17 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
   std::ostream& log = options.log ? *options.log : std::cout;
   const size_t n = static_cast<size_t>(layout.tangent_dim);
 
-  linear::BlockSparseSymmetric H(layout.pattern), scaled(layout.pattern);
+  // H and g as evaluated, except that once the Jacobi scaling S is known H holds S H S
+  // (g stays unscaled): steps are solved in scaled variables, and nothing needs H itself.
+  linear::BlockSparseSymmetric H(layout.pattern);
+  bool H_is_scaled = false;
   std::vector<double> g(n), scale(n, 1.0), diag(n), shift(n), rhs(n), step_scaled(n), step(n), Hstep(n);
   std::vector<std::vector<double>> candidate = state;
 
   auto evaluate_normal_equations = [&] {
     const auto t0 = Clock::now();
     const double c = evaluator.normal_equations(state, g.data(), H);
+    if (H_is_scaled) scale_symmetric(scale, H);
     summary.jacobian_s += seconds_since(t0);
     return c;
   };
@@ -114,6 +117,8 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
   if (options.jacobi_scaling) {
     H.diagonal(diag.data());
     for (size_t i = 0; i < n; ++i) scale[i] = 1.0 / (1.0 + std::sqrt(std::max(diag[i], 0.0)));
+    scale_symmetric(scale, H);
+    H_is_scaled = true;
   }
 
   double radius = options.initial_trust_region_radius;
@@ -171,8 +176,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
     summary.iterations = iteration;
 
     // The step, in scaled variables: (S H S + D/μ) δ' = −S g, δ = S δ'.
-    scale_symmetric(H, scale, scaled);
-    scaled.diagonal(diag.data());
+    H.diagonal(diag.data());
     for (size_t i = 0; i < n; ++i) {
       shift[i] = options.gauss_newton
                      ? 0.0
@@ -184,7 +188,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
     linear_options.cg_relative_tolerance = options.linear_relative_tolerance;
     linear_options.num_threads = options.num_threads;
     const linear::LinearSolveSummary ls =
-        solver.solve(scaled, shift.data(), rhs.data(), step_scaled.data(), linear_options);
+        solver.solve(H, shift.data(), rhs.data(), step_scaled.data(), linear_options);
     summary.linear_solver_s += ls.seconds;
     it.linear_iterations = ls.iterations;
 
@@ -193,7 +197,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
     std::string why_rejected;
     if (ls.ok) {
       for (size_t i = 0; i < n; ++i) step[i] = scale[i] * step_scaled[i];
-      scaled.multiply(step_scaled.data(), Hstep.data());
+      H.multiply(step_scaled.data(), Hstep.data());
       // Decrease predicted by the Gauss–Newton model, −(gᵀδ + ½ δᵀHδ), in scaled
       // variables (where rhs = −S g): rhsᵀδ' − ½ δ'ᵀ(S H S)δ'.
       model_decrease = dot(rhs, step_scaled) - 0.5 * dot(step_scaled, Hstep);

@@ -94,23 +94,23 @@ LinearSolveSummary LinearSolver::solve(const BlockSparseSymmetric& A, const doub
 }
 
 std::unique_ptr<LinearSolver> make_linear_solver(LinearSolverType type,
-                                                 const BlockSparseSymmetric& structure) {
+                                                 std::shared_ptr<const BlockPattern> pattern) {
   switch (type) {
     case LinearSolverType::DenseCholesky:
-      return std::make_unique<DenseCholesky>(structure.shared_pattern());
+      return std::make_unique<DenseCholesky>(std::move(pattern));
     case LinearSolverType::SparseCholesky:
-      if (cholmod_available()) return std::make_unique<CholmodCholesky>(structure.shared_pattern());
-      return std::make_unique<EigenSparseCholesky>(structure.shared_pattern());
+      if (cholmod_available()) return std::make_unique<CholmodCholesky>(std::move(pattern));
+      return std::make_unique<EigenSparseCholesky>(std::move(pattern));
     case LinearSolverType::EigenSparseCholesky:
-      return std::make_unique<EigenSparseCholesky>(structure.shared_pattern());
+      return std::make_unique<EigenSparseCholesky>(std::move(pattern));
     case LinearSolverType::ConjugateGradient:
-      return std::make_unique<ConjugateGradient>(structure.shared_pattern());
+      return std::make_unique<ConjugateGradient>(std::move(pattern));
     case LinearSolverType::DenseSchur:
     case LinearSolverType::SparseSchur:
     case LinearSolverType::IterativeSchur:
       throw Error(std::string(linear_solver_name(type)) +
                   " eliminates the trailing blocks of a bundle adjustment problem and needs to "
-                  "know where they start: use make_schur_solver(type, structure, "
+                  "know where they start: use make_schur_solver(type, pattern, "
                   "first_eliminated_block) from schur_solver.h");
   }
   throw std::logic_error("make_linear_solver: unknown LinearSolverType");

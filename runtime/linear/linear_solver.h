@@ -9,7 +9,7 @@
 // does numeric work on the current values and shift, so an LM iteration that tries several
 // damping vectors pays one numeric factorization (or one CG run) per try.
 //
-//   auto solver = linear::make_linear_solver(linear::LinearSolverType::SparseCholesky, H);
+//   auto solver = linear::make_linear_solver(linear::LinearSolverType::SparseCholesky, H.shared_pattern());
 //   for (each iteration, each damping) {
 //     LinearSolveSummary s = solver->solve(H, D.data(), minus_g.data(), step.data(), options);
 //     if (!s.ok) { ... increase the damping, or stop, and report s.message ... }
@@ -117,12 +117,13 @@ class LinearSolver {
   int64_t factorizations_ = 0;
 };
 
-// The solver of `type` for matrices with structure's pattern (its values are not read).
+// The solver of `type` for matrices with this pattern (e.g. H.shared_pattern(); no matrix
+// is needed, so callers need not allocate values to make a solver).
 // SparseCholesky is CHOLMOD when cholmod_available(), else EigenSparseCholesky. Never
 // returns nullptr; throws what the solver's constructor throws, and lsjit::Error for a
 // Schur type (use make_schur_solver in schur_solver.h, which takes the elimination point).
 std::unique_ptr<LinearSolver> make_linear_solver(LinearSolverType type,
-                                                 const BlockSparseSymmetric& structure);
+                                                 std::shared_ptr<const BlockPattern> pattern);
 
 // Whether this build of lsjit has CHOLMOD (CMake found SuiteSparse).
 bool cholmod_available();

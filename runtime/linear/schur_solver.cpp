@@ -14,15 +14,15 @@
 namespace lsjit::linear {
 
 std::unique_ptr<LinearSolver> make_schur_solver(LinearSolverType type,
-                                                const BlockSparseSymmetric& structure,
+                                                std::shared_ptr<const BlockPattern> pattern,
                                                 int first_eliminated_block) {
   switch (type) {
     case LinearSolverType::DenseSchur:
-      return std::make_unique<DenseSchur>(structure.shared_pattern(), first_eliminated_block);
+      return std::make_unique<DenseSchur>(std::move(pattern), first_eliminated_block);
     case LinearSolverType::SparseSchur:
-      return std::make_unique<SparseSchur>(structure.shared_pattern(), first_eliminated_block);
+      return std::make_unique<SparseSchur>(std::move(pattern), first_eliminated_block);
     case LinearSolverType::IterativeSchur:
-      return std::make_unique<IterativeSchur>(structure.shared_pattern(), first_eliminated_block);
+      return std::make_unique<IterativeSchur>(std::move(pattern), first_eliminated_block);
     default:
       throw Error("make_schur_solver: " + std::string(linear_solver_name(type)) +
                   " is not a Schur complement solver; use make_linear_solver");

@@ -57,11 +57,11 @@ namespace lsjit::linear {
 class SchurKernels;
 
 // The Schur solver of `type` (DenseSchur, SparseSchur or IterativeSchur) for matrices with
-// structure's pattern, eliminating blocks [first_eliminated_block, num_blocks). Throws
+// this pattern, eliminating blocks [first_eliminated_block, num_blocks). Throws
 // lsjit::Error for another type, for first_eliminated_block outside [0, num_blocks], when
 // two eliminated blocks are coupled, and what the solver's constructor throws.
 std::unique_ptr<LinearSolver> make_schur_solver(LinearSolverType type,
-                                                const BlockSparseSymmetric& structure,
+                                                std::shared_ptr<const BlockPattern> pattern,
                                                 int first_eliminated_block);
 
 // What the three Schur solvers share: the structure, the fixed-size kernels, the point

@@ -20,7 +20,7 @@ SparseSchur::SparseSchur(std::shared_ptr<const BlockPattern> pattern, int first_
                          LinearSolverType reduced_type)
     : SchurSolver(std::move(pattern), first_eliminated_block),
       S_(structure_.camera_sizes(), structure_.reduced_pairs()),
-      reduced_solver_(make_linear_solver(checked(reduced_type), S_)) {
+      reduced_solver_(make_linear_solver(checked(reduced_type), S_.shared_pattern())) {
   analyses_ = reduced_solver_->analyses();
 }
 

@@ -40,7 +40,7 @@ LinearSolverOptions tight() {
 // Every solver to test: the four types, plus CHOLMOD with its scalar ordering.
 std::vector<std::unique_ptr<LinearSolver>> all_solvers(const BlockSparseSymmetric& A) {
   std::vector<std::unique_ptr<LinearSolver>> solvers;
-  for (LinearSolverType t : kAllTypes) solvers.push_back(make_linear_solver(t, A));
+  for (LinearSolverType t : kAllTypes) solvers.push_back(make_linear_solver(t, A.shared_pattern()));
   if (cholmod_available())
     solvers.push_back(std::make_unique<CholmodCholesky>(A.shared_pattern(),
                                                         CholmodCholesky::Ordering::ScalarAmd));
@@ -299,7 +299,7 @@ TEST_CASE("linear cg: iteration limit, runtime tolerance, zero right-hand side, 
   BlockSparseSymmetric A = make_matrix(s);
   fill_random(s, A, rng);
   const Eigen::VectorXd b = random_vector(A.dim(), rng);
-  auto cg = make_linear_solver(LinearSolverType::ConjugateGradient, A);
+  auto cg = make_linear_solver(LinearSolverType::ConjugateGradient, A.shared_pattern());
   Eigen::VectorXd x(A.dim());
 
   LinearSolverOptions options;
@@ -371,10 +371,10 @@ TEST_CASE("linear solver names and types") {
   for (LinearSolverType t : kAllTypes) CHECK(linear_solver_from_name(linear_solver_name(t)) == t);
   CHECK(!linear_solver_from_name("qr").has_value());
   const BlockSparseSymmetric A({1}, {});
-  CHECK(make_linear_solver(LinearSolverType::SparseCholesky, A)->name() ==
+  CHECK(make_linear_solver(LinearSolverType::SparseCholesky, A.shared_pattern())->name() ==
         (cholmod_available() ? "cholmod_cholesky" : "eigen_sparse_cholesky"));
-  CHECK(make_linear_solver(LinearSolverType::DenseCholesky, A)->name() == "dense_cholesky");
-  CHECK(make_linear_solver(LinearSolverType::EigenSparseCholesky, A)->name() ==
+  CHECK(make_linear_solver(LinearSolverType::DenseCholesky, A.shared_pattern())->name() == "dense_cholesky");
+  CHECK(make_linear_solver(LinearSolverType::EigenSparseCholesky, A.shared_pattern())->name() ==
         "eigen_sparse_cholesky");
-  CHECK(make_linear_solver(LinearSolverType::ConjugateGradient, A)->name() == "cg");
+  CHECK(make_linear_solver(LinearSolverType::ConjugateGradient, A.shared_pattern())->name() == "cg");
 }

@@ -67,6 +67,11 @@ TEST_CASE("lsjit solve reports bad usage with exit code 2 and bad files with 1")
   CHECK(run("solve " + file.string() + " --loss welsch:1").exit_code == 2);
   CHECK(run("solve " + file.string() + " --loss cauchy:-1").exit_code == 2);
   CHECK(run("solve " + file.string() + " --loss cauchy").exit_code == 2);
+  CHECK(run("solve " + file.string() + " --initial-trust-region-radius 0").exit_code == 2);
+  CHECK(run("solve " + file.string() + " --initial-trust-region-radius inf").exit_code == 2);
+  const Run wide = run("solve " + file.string() + " --initial-trust-region-radius 1e8 --json");
+  CHECK(wide.exit_code == 0);
+  CHECK(wide.out.find("\"converged\": true") != std::string::npos);
   const Run robust = run("solve " + file.string() + " --loss cauchy:2.5 --json");
   CHECK(robust.exit_code == 0);
   CHECK(robust.out.find("\"converged\": true") != std::string::npos);

@@ -135,7 +135,7 @@ void run(const Structure& s, int repeats, std::mt19937_64& rng) {
   std::vector<std::pair<std::string, Factory>> solvers;
   if (s.first_point >= 0) {
     auto schur = [&](LinearSolverType type) {
-      return [&, type] { return make_schur_solver(type, H, s.first_point); };
+      return [&, type] { return make_schur_solver(type, H.shared_pattern(), s.first_point); };
     };
     if (s.first_point * 9 <= 3000) solvers.emplace_back("dense_schur", schur(LinearSolverType::DenseSchur));
     solvers.emplace_back("sparse_schur", schur(LinearSolverType::SparseSchur));
@@ -145,15 +145,15 @@ void run(const Structure& s, int repeats, std::mt19937_64& rng) {
                          schur(LinearSolverType::IterativeSchur));
   }
   if (H.dim() <= 3000)
-    solvers.emplace_back("dense_cholesky", [&] { return make_linear_solver(LinearSolverType::DenseCholesky, H); });
+    solvers.emplace_back("dense_cholesky", [&] { return make_linear_solver(LinearSolverType::DenseCholesky, H.shared_pattern()); });
   if (cholmod_available()) {
     solvers.emplace_back("cholmod (block AMD)", [&] { return std::make_unique<CholmodCholesky>(H.shared_pattern()); });
     solvers.emplace_back("cholmod (scalar AMD)", [&] {
       return std::make_unique<CholmodCholesky>(H.shared_pattern(), CholmodCholesky::Ordering::ScalarAmd);
     });
   }
-  solvers.emplace_back("eigen_sparse_cholesky", [&] { return make_linear_solver(LinearSolverType::EigenSparseCholesky, H); });
-  solvers.emplace_back("cg (tol 1e-6)", [&] { return make_linear_solver(LinearSolverType::ConjugateGradient, H); });
+  solvers.emplace_back("eigen_sparse_cholesky", [&] { return make_linear_solver(LinearSolverType::EigenSparseCholesky, H.shared_pattern()); });
+  solvers.emplace_back("cg (tol 1e-6)", [&] { return make_linear_solver(LinearSolverType::ConjugateGradient, H.shared_pattern()); });
 
   for (const auto& [label, make] : solvers) {
     LinearSolverOptions options;  // cg_relative_tolerance 1e-6

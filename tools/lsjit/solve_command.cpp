@@ -2,6 +2,7 @@
 // write the solution in the same format.
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <optional>
 #include <ostream>
@@ -31,6 +32,9 @@ Solves a g2o pose graph or a BAL bundle-adjustment file and prints the solver su
                         BAL's points)
   --max-iterations N    (default 50)
   --function-tolerance X, --gradient-tolerance X, --parameter-tolerance X
+  --initial-trust-region-radius X
+                        Levenberg-Marquardt's first radius; the damping is its inverse
+                        (default 1e4, as Ceres)
   --loss NAME:SCALE     robustify every residual: huber, soft_l_one, cauchy, arctan or
                         tukey, with its scale (e.g. cauchy:1.0)
   --threads N           evaluation threads (default 1; 0: all hardware threads)
@@ -167,6 +171,11 @@ int solve_command(const Args& args, std::ostream& out, std::ostream& err) {
       const auto n = v ? parse_int(*v) : std::nullopt;
       if (!n || *n < 0) return bad("expects a non-negative integer");
       (a == "--threads" ? options.num_threads : options.max_iterations) = static_cast<int>(*n);
+    } else if (a == "--initial-trust-region-radius") {
+      const auto v = value();
+      const auto x = v ? parse_double(*v) : std::nullopt;
+      if (!x || !(*x > 0) || !std::isfinite(*x)) return bad("expects a positive number");
+      options.initial_trust_region_radius = *x;
     } else if (a == "--function-tolerance" || a == "--gradient-tolerance" || a == "--parameter-tolerance") {
       const auto v = value();
       const auto x = v ? parse_double(*v) : std::nullopt;
