@@ -331,53 +331,53 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
   layout->pattern = std::make_shared<const linear::BlockPattern>(block_sizes, std::move(pairs));
   const linear::BlockPattern& P = *layout->pattern;
   const int64_t stored = P.num_stored_blocks();
-  std::vector<int64_t> block_offsets(stored);
-  for (int64_t k = 0; k < stored; ++k) block_offsets[k] = P.offset(k);
-  auto stored_index = [&](int a, int b) {
-    const int64_t off = P.find(a, b);
-    return static_cast<uint64_t>(std::lower_bound(block_offsets.begin(), block_offsets.end(), off) -
-                                 block_offsets.begin());
-  };
-  std::vector<std::pair<uint64_t, detail::Source>> h_items;  // (stored block, source)
-  std::vector<std::pair<uint64_t, detail::Source>> g_items;  // (free variable, source)
-  for (uint16_t gi = 0; gi < layout->groups.size(); ++gi) {
-    const detail::KernelGroup& kg = layout->groups[gi];
-    const compiler::KernelLayout& L = kg.normal->layout;
-    const size_t n = kg.slot_type.size();
-    for (int64_t i = 0; i < kg.instances; ++i) {
-      const int64_t instance = kg.first_instance + i;
-      for (uint32_t v = 0; v < n; ++v) {
-        const int a = free_of(kg, v, i);
-        if (a < 0) continue;
-        g_items.push_back({static_cast<uint64_t>(a), {instance, 1 + v, gi, false}});
-        for (uint32_t w = v; w < n; ++w) {
-          const int b = free_of(kg, w, i);
-          if (b < 0) continue;
-          const uint32_t array = L.hessian_array(v, w);
-          if (v == w) {
-            h_items.push_back({stored_index(a, a), {instance, array, gi, false}});
-          } else if (a == b) {  // one variable in two slots: J_vᵀJ_w + J_wᵀJ_v
-            h_items.push_back({stored_index(a, a), {instance, array, gi, false}});
-            h_items.push_back({stored_index(a, a), {instance, array, gi, true}});
-          } else if (a < b) {
-            h_items.push_back({stored_index(a, b), {instance, array, gi, false}});
-          } else {
-            h_items.push_back({stored_index(b, a), {instance, array, gi, true}});
+  // Each stored block of H and each free variable's part of g gets the list of kernel outputs
+  // (sources) summed into it, in instance order (which fixes the summation order), as CSR:
+  // a counting sort, run as two passes over the same enumeration, counting then placing.
+  auto for_each_source = [&](auto&& h_item, auto&& g_item) {
+    for (uint16_t gi = 0; gi < layout->groups.size(); ++gi) {
+      const detail::KernelGroup& kg = layout->groups[gi];
+      const compiler::KernelLayout& L = kg.normal->layout;
+      const size_t n = kg.slot_type.size();
+      for (int64_t i = 0; i < kg.instances; ++i) {
+        const int64_t instance = kg.first_instance + i;
+        for (uint32_t v = 0; v < n; ++v) {
+          const int a = free_of(kg, v, i);
+          if (a < 0) continue;
+          g_item(a, detail::Source{instance, 1 + v, gi, false});
+          for (uint32_t w = v; w < n; ++w) {
+            const int b = free_of(kg, w, i);
+            if (b < 0) continue;
+            const uint32_t array = L.hessian_array(v, w);
+            if (v == w) {
+              h_item(P.find_index(a, a), detail::Source{instance, array, gi, false});
+            } else if (a == b) {  // one variable in two slots: J_vᵀJ_w + J_wᵀJ_v
+              h_item(P.find_index(a, a), detail::Source{instance, array, gi, false});
+              h_item(P.find_index(a, a), detail::Source{instance, array, gi, true});
+            } else if (a < b) {
+              h_item(P.find_index(a, b), detail::Source{instance, array, gi, false});
+            } else {
+              h_item(P.find_index(b, a), detail::Source{instance, array, gi, true});
+            }
           }
         }
       }
     }
-  }
-  std::stable_sort(h_items.begin(), h_items.end(),
-                   [](const auto& x, const auto& y) { return x.first < y.first; });
-  std::stable_sort(g_items.begin(), g_items.end(),
-                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  };
   layout->h_begin.assign(stored + 1, 0);
-  for (const auto& [k, src] : h_items) {
-    ++layout->h_begin[k + 1];
-    layout->h_sources.push_back(src);
-  }
+  layout->g_begin.assign(layout->free.size() + 1, 0);
+  for_each_source([&](int64_t k, const detail::Source&) { ++layout->h_begin[k + 1]; },
+                  [&](int a, const detail::Source&) { ++layout->g_begin[a + 1]; });
   std::partial_sum(layout->h_begin.begin(), layout->h_begin.end(), layout->h_begin.begin());
+  std::partial_sum(layout->g_begin.begin(), layout->g_begin.end(), layout->g_begin.begin());
+  layout->h_sources.resize(layout->h_begin.back());
+  layout->g_sources.resize(layout->g_begin.back());
+  {
+    std::vector<uint64_t> h_next(layout->h_begin.begin(), layout->h_begin.end() - 1);
+    std::vector<uint64_t> g_next(layout->g_begin.begin(), layout->g_begin.end() - 1);
+    for_each_source([&](int64_t k, const detail::Source& src) { layout->h_sources[h_next[k]++] = src; },
+                    [&](int a, const detail::Source& src) { layout->g_sources[g_next[a]++] = src; });
+  }
   layout->h_value_offset.resize(stored);
   layout->h_rows.resize(stored);
   layout->h_cols.resize(stored);
@@ -387,12 +387,6 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
       layout->h_rows[k] = static_cast<uint32_t>(P.block_size(i));
       layout->h_cols[k] = static_cast<uint32_t>(P.block_size(P.col(k)));
     }
-  layout->g_begin.assign(layout->free.size() + 1, 0);
-  for (const auto& [k, src] : g_items) {
-    ++layout->g_begin[k + 1];
-    layout->g_sources.push_back(src);
-  }
-  std::partial_sum(layout->g_begin.begin(), layout->g_begin.end(), layout->g_begin.begin());
 
   layout->analyze_s = seconds_since(start);
   return AnalyzedProblem(std::move(layout));

@@ -42,12 +42,17 @@ BlockPattern::BlockPattern(std::vector<int> block_sizes, std::vector<std::pair<i
   for (int i = 0; i < n; ++i) row_begins_[i + 1] += row_begins_[i];
 }
 
-int64_t BlockPattern::find(int i, int j) const {
+int64_t BlockPattern::find_index(int i, int j) const {
   if (i < 0 || j >= num_blocks() || i > j) return -1;
   const auto first = cols_.begin() + row_begins_[i], last = cols_.begin() + row_begins_[i + 1];
   const auto it = std::lower_bound(first, last, j);
   if (it == last || *it != j) return -1;
-  return offsets_[it - cols_.begin()];
+  return it - cols_.begin();
+}
+
+int64_t BlockPattern::find(int i, int j) const {
+  const int64_t k = find_index(i, j);
+  return k < 0 ? -1 : offsets_[k];
 }
 
 bool BlockPattern::operator==(const BlockPattern& other) const {

@@ -61,6 +61,8 @@ class BlockPattern {
   // when the block is not in the pattern, or when an index is out of range. O(log row
   // length): precompute the offsets of the blocks an assembly loop writes.
   int64_t find(int i, int j) const;
+  // The same lookup, as the stored-block index k (offset(k) == find(i, j)), or -1.
+  int64_t find_index(int i, int j) const;
 
   // Same block sizes and stored blocks (so value layouts are interchangeable).
   bool operator==(const BlockPattern& other) const;
