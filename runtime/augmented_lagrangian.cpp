@@ -14,7 +14,7 @@ namespace {
 // penalty columns this loop rewrites.
 struct ConstraintGroup {
   uint32_t group;
-  std::vector<double> data;
+  BigVector<double> data;  // a copy of the group's data, with this solve's multipliers and penalty
   std::vector<double> c;  // c(x), residual_dim per instance
 };
 

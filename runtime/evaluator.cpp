@@ -52,8 +52,8 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
   // Gathers: each destination's sources split by wave (they are in instance order), with
   // their offsets in the wave buffer.
   std::vector<std::vector<Gather>> per_wave(waves_.size());
-  auto list = [&](const std::vector<uint64_t>& begin, const std::vector<Source>& sources,
-                  std::vector<uint64_t>& offsets, bool h) {
+  auto list = [&](const std::vector<uint64_t>& begin, const BigVector<Source>& sources,
+                  BigVector<uint64_t>& offsets, bool h) {
     offsets.resize(sources.size());
     for (size_t d = 0; d + 1 < begin.size(); ++d) {
       for (uint64_t s = begin[d]; s < begin[d + 1];) {

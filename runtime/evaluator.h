@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "lsjit/runtime/huge_page_allocator.h"
 #include "lsjit/runtime/linear/block_sparse.h"
 #include "lsjit/runtime/problem_layout.h"
 #include "lsjit/runtime/thread_pool.h"
@@ -95,12 +96,12 @@ class Evaluator {
   std::vector<const double*> data_;  // per group
   std::vector<Wave> waves_;
   std::vector<std::vector<uint32_t>> per_instance_;  // per group, per output array
-  std::vector<double> residual_buffer_, wave_buffer_, partial_;
+  BigVector<double> residual_buffer_, wave_buffer_, partial_;
   std::vector<detail::Correction> corrections_;  // per instance of the current wave
   int64_t wave_instances_ = 0;
-  std::vector<Gather> gathers_;  // H's and g's, wave by wave
+  BigVector<Gather> gathers_;  // H's and g's, wave by wave
   // Per source of layout.h_sources / g_sources: its block's offset in the wave buffer.
-  std::vector<uint64_t> h_offset_, g_offset_;
+  BigVector<uint64_t> h_offset_, g_offset_;
 };
 
 }  // namespace lsjit::detail

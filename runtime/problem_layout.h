@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/runtime/huge_page_allocator.h"
 #include "lsjit/runtime/linear/block_sparse.h"
 #include "lsjit/runtime/linear/linear_solver.h"
 #include "lsjit/runtime/loss.h"
@@ -59,7 +60,7 @@ struct KernelGroup {
   std::vector<uint32_t> slot_type;                 // per slot: index into ProblemLayout::types
   std::vector<std::vector<int32_t>> rows;          // [slot][instance]
   uint32_t data_stride = 0;
-  std::vector<double> data;                        // [instance * data_stride + ...]
+  BigVector<double> data;                          // [instance * data_stride + ...]
   std::vector<Loss> losses;                        // per instance, or empty: none robust
   // Per output array of `normal`: the slots (v, w) of an H[v,w] array (others unused).
   std::vector<std::pair<uint32_t, uint32_t>> hessian_slots;
@@ -101,12 +102,12 @@ struct ProblemLayout {
   // h_begin[b+1]) in instance order, each a T_row x T_col block (or its transpose) added to
   // values at h_value_offset[b].
   std::vector<uint64_t> h_begin;
-  std::vector<Source> h_sources;
+  BigVector<Source> h_sources;
   std::vector<uint64_t> h_value_offset;
   std::vector<uint32_t> h_rows, h_cols;  // block dimensions
   // g gather: for free variable k, g_sources[g_begin[k] .. g_begin[k+1]) (never transposed).
   std::vector<uint64_t> g_begin;
-  std::vector<Source> g_sources;
+  BigVector<Source> g_sources;
 
   int64_t instances = 0;              // across groups
   uint64_t residual_buffer_size = 0;  // doubles

@@ -30,6 +30,8 @@
 #include <utility>
 #include <vector>
 
+#include "lsjit/runtime/huge_page_allocator.h"
+
 namespace lsjit::linear {
 
 // The structure of a block-sparse symmetric matrix: block sizes and which upper blocks are
@@ -129,7 +131,7 @@ class BlockSparseSymmetric {
 
  private:
   std::shared_ptr<const BlockPattern> pattern_;
-  std::vector<double> values_;
+  detail::BigVector<double> values_;  // huge pages when large: see huge_page_allocator.h
 };
 
 }  // namespace lsjit::linear

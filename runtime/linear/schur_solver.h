@@ -45,6 +45,7 @@
 #include <utility>
 #include <vector>
 
+#include "lsjit/runtime/huge_page_allocator.h"
 #include "lsjit/runtime/linear/linear_solver.h"
 #include "lsjit/runtime/linear/schur_structure.h"
 
@@ -127,9 +128,9 @@ class SchurSolver : public LinearSolver {
   std::unique_ptr<SchurKernels> kernels_;
   std::unique_ptr<detail::ThreadPool> pool_;
   int pool_threads_ = 0;
-  std::vector<double> point_inverses_;  // (C_p + D_p)⁻¹, point_square_offset(p)
+  detail::BigVector<double> point_inverses_;  // (C_p + D_p)⁻¹, point_square_offset(p)
   std::vector<double> point_work_;      // (C + D_C)⁻¹ b_C
-  std::vector<double> bt_products_;     // B_ipᵀ x_i per observation, for eliminate()
+  detail::BigVector<double> bt_products_;     // B_ipᵀ x_i per observation, for eliminate()
   std::vector<double> reduced_rhs_;     // r
 };
 
