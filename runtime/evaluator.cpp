@@ -50,42 +50,58 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
   }
 
   // Gathers: each destination's sources split by wave (they are in instance order), with
-  // their offsets in the wave buffer.
-  std::vector<std::vector<Gather>> per_wave(waves_.size());
-  auto list = [&](const std::vector<uint64_t>& begin, const BigVector<Source>& sources,
-                  BigVector<uint64_t>& offsets, bool h) {
-    offsets.resize(sources.size());
-    for (size_t d = 0; d + 1 < begin.size(); ++d) {
-      for (uint64_t s = begin[d]; s < begin[d + 1];) {
-        const size_t w = static_cast<size_t>(sources[s].instance / wave_instances_);
-        Gather gather{static_cast<uint32_t>(d), 0, s, h, true};
-        for (; s < begin[d + 1] && sources[s].instance < waves_[w].end; ++s) {
-          offsets[s] = offset(waves_[w], sources[s], sources[s].array);
-          gather.plain = gather.plain && !sources[s].transpose && layout.groups[sources[s].group].losses.empty();
-          ++gather.count;
+  // their offsets in the wave buffer, stored wave after wave in gathers_. One walk over the
+  // sources visits them (counting per wave, then placing): no per-wave vectors to grow.
+  auto for_each_gather = [&](auto&& visit) {
+    auto list = [&](const std::vector<uint64_t>& begin, const BigVector<Source>& sources, bool h) {
+      for (size_t d = 0; d + 1 < begin.size(); ++d) {
+        for (uint64_t s = begin[d]; s < begin[d + 1];) {
+          const size_t w = static_cast<size_t>(sources[s].instance / wave_instances_);
+          Gather gather{static_cast<uint32_t>(d), 0, s, h, true};
+          for (; s < begin[d + 1] && sources[s].instance < waves_[w].end; ++s) {
+            gather.plain = gather.plain && !sources[s].transpose && layout.groups[sources[s].group].losses.empty();
+            ++gather.count;
+          }
+          visit(w, gather);
         }
-        per_wave[w].push_back(gather);
       }
-    }
+    };
+    list(layout.h_begin, layout.h_sources, true);
+    list(layout.g_begin, layout.g_sources, false);
   };
-  list(layout.h_begin, layout.h_sources, h_offset_, true);
-  list(layout.g_begin, layout.g_sources, g_offset_, false);
+  std::vector<size_t> wave_first(waves_.size() + 1, 0);
+  for_each_gather([&](size_t w, const Gather&) { ++wave_first[w + 1]; });
+  for (size_t w = 0; w < waves_.size(); ++w) wave_first[w + 1] += wave_first[w];
+  gathers_.resize(wave_first.back());
+  {
+    std::vector<size_t> next(wave_first.begin(), wave_first.end() - 1);
+    for_each_gather([&](size_t w, const Gather& gather) { gathers_[next[w]++] = gather; });
+  }
+  h_offset_.resize(layout.h_sources.size());
+  g_offset_.resize(layout.g_sources.size());
+  for (const Gather& gather : gathers_) {
+    const BigVector<Source>& sources = gather.h ? layout.h_sources : layout.g_sources;
+    BigVector<uint64_t>& offsets = gather.h ? h_offset_ : g_offset_;
+    const Wave& wave = waves_[static_cast<size_t>(sources[gather.first].instance / wave_instances_)];
+    for (uint64_t s = gather.first; s < gather.first + gather.count; ++s)
+      offsets[s] = offset(wave, sources[s], sources[s].array);
+  }
   // Assembly tasks: runs of gathers of about kTaskWork doubles added, cut by structure alone.
   constexpr uint64_t kTaskWork = 16384;
   for (size_t w = 0; w < waves_.size(); ++w) {
-    waves_[w].assembly.push_back(gathers_.size());
+    waves_[w].assembly.push_back(wave_first[w]);
     uint64_t work = 0;
-    for (const Gather& gather : per_wave[w]) {
-      gathers_.push_back(gather);
+    for (size_t k = wave_first[w]; k < wave_first[w + 1]; ++k) {
+      const Gather& gather = gathers_[k];
       const uint64_t size = gather.h ? uint64_t{layout.h_rows[gather.destination]} * layout.h_cols[gather.destination]
                                      : layout.free[gather.destination].tangent;
       work += gather.count * size + 8;
       if (work >= kTaskWork) {
-        waves_[w].assembly.push_back(gathers_.size());
+        waves_[w].assembly.push_back(k + 1);
         work = 0;
       }
     }
-    if (waves_[w].assembly.back() != gathers_.size()) waves_[w].assembly.push_back(gathers_.size());
+    if (waves_[w].assembly.back() != wave_first[w + 1]) waves_[w].assembly.push_back(wave_first[w + 1]);
   }
   wave_buffer_.resize(buffer);
   corrections_.resize(static_cast<size_t>(std::min(wave_instances_, layout.instances)));

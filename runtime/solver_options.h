@@ -162,9 +162,9 @@ struct SolveSummary {
   // Time split, seconds. trace_s and compile_s are those of analyze() for this problem
   // (cache hits make compile_s small; compile_s sums the kernels, which analyze() compiles
   // concurrently, so it can exceed analyze_s); residual_s is spent in residual-only evaluations
-  // (trial points), jacobian_s in normal-equation evaluations (gradient, J^T J blocks) and
-  // their assembly, linear_solver_s in the linear solver. analyze_s is analyze() in all,
-  // solve_s this solve() in all, total_s their sum.
+  // (trial points), jacobian_s in normal-equation evaluations (gradient, J^T J blocks),
+  // their assembly and LM's Jacobi scaling of them, linear_solver_s in the linear solver.
+  // analyze_s is analyze() in all, solve_s this solve() in all, total_s their sum.
   double trace_s = 0, compile_s = 0, analyze_s = 0;
   double residual_s = 0, jacobian_s = 0, linear_solver_s = 0, solve_s = 0, total_s = 0;
 
