@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace lsjit::detail {
 
@@ -71,20 +72,19 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
   };
   std::vector<size_t> wave_first(waves_.size() + 1, 0);
   for_each_gather([&](size_t w, const Gather&) { ++wave_first[w + 1]; });
-  for (size_t w = 0; w < waves_.size(); ++w) wave_first[w + 1] += wave_first[w];
+  std::partial_sum(wave_first.begin(), wave_first.end(), wave_first.begin());
   gathers_.resize(wave_first.back());
-  {
-    std::vector<size_t> next(wave_first.begin(), wave_first.end() - 1);
-    for_each_gather([&](size_t w, const Gather& gather) { gathers_[next[w]++] = gather; });
-  }
   h_offset_.resize(layout.h_sources.size());
   g_offset_.resize(layout.g_sources.size());
-  for (const Gather& gather : gathers_) {
-    const BigVector<Source>& sources = gather.h ? layout.h_sources : layout.g_sources;
-    BigVector<uint64_t>& offsets = gather.h ? h_offset_ : g_offset_;
-    const Wave& wave = waves_[static_cast<size_t>(sources[gather.first].instance / wave_instances_)];
-    for (uint64_t s = gather.first; s < gather.first + gather.count; ++s)
-      offsets[s] = offset(wave, sources[s], sources[s].array);
+  {
+    std::vector<size_t> next(wave_first.begin(), wave_first.end() - 1);
+    for_each_gather([&](size_t w, const Gather& gather) {
+      gathers_[next[w]++] = gather;
+      const BigVector<Source>& sources = gather.h ? layout.h_sources : layout.g_sources;
+      BigVector<uint64_t>& offsets = gather.h ? h_offset_ : g_offset_;
+      for (uint64_t s = gather.first; s < gather.first + gather.count; ++s)
+        offsets[s] = offset(waves_[w], sources[s], sources[s].array);
+    });
   }
   // Assembly tasks: runs of gathers of about kTaskWork doubles added, cut by structure alone.
   constexpr uint64_t kTaskWork = 16384;
