@@ -7,7 +7,7 @@
 namespace lsjit::linear {
 
 DenseSchur::DenseSchur(std::shared_ptr<const BlockPattern> pattern, int first_eliminated_block)
-    : SchurSolver(std::move(pattern), first_eliminated_block) {
+    : SchurSolver(std::move(pattern), first_eliminated_block), pairs_(structure_) {
   S_.resize(structure_.camera_dim(), structure_.camera_dim());
   analyses_ = 1;
 }
@@ -24,7 +24,8 @@ LinearSolveSummary DenseSchur::solve_reduced(const BlockSparseSymmetric& A, cons
   }
   const SchurTarget target{.dense = S_.data(), .dense_stride = n};
   parallel_for(structure_.num_cameras(), [&](int begin, int end) {
-    kernels().assemble_schur(A.values().data(), shift, point_inverses(), target, begin, end);
+    kernels().assemble_schur(A.values().data(), shift, point_inverses(), pairs_, target, begin,
+                             end);
   });
   using Dense = decltype(S_);
   Eigen::LLT<Eigen::Ref<Dense>, Eigen::Upper> llt(S_);  // in place

@@ -3,9 +3,10 @@
 // (every two cameras share a point) and a dense factorization beats sparse bookkeeping;
 // O(n_A³) per solve and 8·n_A² bytes for n_A = the cameras' scalar dimension.
 //
-// Analysis (constructor): the Schur structure and the n_A x n_A buffer. solve(): inverts the
-// points, writes S's upper triangle row block by row block (one camera per task, so in
-// parallel), factors it in place and solves; a non-positive pivot is ok = false.
+// Analysis (constructor): the Schur structure, the observation pairs and the n_A x n_A
+// buffer. solve(): inverts the points, writes S's upper triangle row block by row block (one
+// camera per task, so in parallel), factors it in place and solves; a non-positive pivot is
+// ok = false.
 #pragma once
 
 #include <Eigen/Core>
@@ -30,6 +31,7 @@ class DenseSchur final : public SchurSolver {
   // Row-major, so that a block row of S is contiguous for the task that writes it; upper
   // triangle: S, then its Cholesky factor.
   Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> S_;
+  ObservationPairs pairs_;  // what S's update walks, block by block
 };
 
 }  // namespace lsjit::linear

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <utility>
+#include <vector>
 
 // Compile time matters here: the kernels are instantiated for some fifty (camera, point)
 // size pairs. So whatever depends on one size only (inverting a point or camera block,
@@ -207,6 +208,163 @@ SubtractEBt subtract_e_bt_for_host(bool host_isa) {
   }
 }
 
+// S_ij −= Σ_p E_ip B_jpᵀ over the pairs [begin, end) of one block (i, j) of S: what forming S
+// (dense_schur, sparse_schur) spends its time in. E_ip = B_ip C_p⁻¹ is stored transposed, a
+// PS x CS row-major block per observation of camera i at et + local * PS * CS; B_jp is the
+// row-major CS x PS block of H at H + other. The block's sum is kept in registers over all
+// its points and subtracted from the CS x CS block at s (rows `stride` apart) once: column c
+// of the sum is lanes of V-wide vectors (E's column k, read contiguously from E transposed)
+// times B_jp(c, k) broadcast. Columns go in groups of G, so that G times the row chunks fit in
+// the registers (AVX-512: 9 x 2 accumulators of 8 doubles for CS = 9; AVX2: 4 x 3 of 4);
+// each group walks the pairs again. The last row chunk reads up to V − 1 doubles past an E
+// (the next one's, or the scratch's padding) into lanes that are never stored. Each entry is
+// summed in increasing point then k, whatever the range split. Like subtract_e_bt_body, no
+// Eigen inside: compiled once per instruction set.
+template <int CS, int PS, int V, int G, int C0>
+[[gnu::always_inline]] inline void update_block_columns(double* s, int64_t stride, const double* et,
+                                                        const ObservationPairs::Pair* begin,
+                                                        const ObservationPairs::Pair* end,
+                                                        const double* H) {
+  typedef double Vec __attribute__((vector_size(V * sizeof(double))));
+  constexpr int kChunks = (CS + V - 1) / V;
+  constexpr int kColumns = CS - C0 < G ? CS - C0 : G;
+  Vec sum[kColumns][kChunks] = {};
+  for (const ObservationPairs::Pair* pair = begin; pair != end; ++pair) {
+    const double* e = et + int64_t{pair->local} * (PS * CS);
+    const double* b = H + pair->other;
+#pragma GCC unroll 16
+    for (int k = 0; k < PS; ++k) {
+      Vec column[kChunks];
+#pragma GCC unroll 16
+      for (int h = 0; h < kChunks; ++h) __builtin_memcpy(&column[h], e + k * CS + h * V, sizeof(Vec));
+#pragma GCC unroll 16
+      for (int c = 0; c < kColumns; ++c) {
+        const double bc = b[(C0 + c) * PS + k];
+#pragma GCC unroll 16
+        for (int h = 0; h < kChunks; ++h) sum[c][h] += column[h] * bc;
+      }
+    }
+  }
+#pragma GCC unroll 16
+  for (int c = 0; c < kColumns; ++c) {
+    double lanes[kChunks * V];
+    __builtin_memcpy(lanes, sum[c], sizeof lanes);
+#pragma GCC unroll 16
+    for (int r = 0; r < CS; ++r) s[r * stride + C0 + c] -= lanes[r];
+  }
+  if constexpr (C0 + G < CS) update_block_columns<CS, PS, V, G, C0 + G>(s, stride, et, begin, end, H);
+}
+
+// et[m] = (B_ip C_p⁻¹)ᵀ, PS x CS row-major, for the observations [begin, end) of one camera,
+// m counted from begin: entry (k, r) is Σ_l B_ip(r, l) C_p⁻¹(l, k), summed in increasing l.
+// Through a transposed copy of B, so that the compiler vectorizes along r.
+template <int CS, int PS>
+[[gnu::always_inline]] inline void e_transposed_body(double* et, const double* H, const double* inverses,
+                                                     const SchurStructure::CameraObservation* begin,
+                                                     const SchurStructure::CameraObservation* end) {
+  for (const SchurStructure::CameraObservation* c = begin; c != end; ++c, et += PS * CS) {
+    const double* b = H + c->offset;
+    const double* inverse = inverses + int64_t{c->point} * (PS * PS);
+    double bt[PS][CS];
+#pragma GCC unroll 16
+    for (int r = 0; r < CS; ++r)
+#pragma GCC unroll 16
+      for (int l = 0; l < PS; ++l) bt[l][r] = b[r * PS + l];
+#pragma GCC unroll 16
+    for (int k = 0; k < PS; ++k)
+#pragma GCC unroll 16
+      for (int r = 0; r < CS; ++r) {
+        double v = 0;
+#pragma GCC unroll 16
+        for (int l = 0; l < PS; ++l) v += bt[l][r] * inverse[l * PS + k];
+        et[k * CS + r] = v;
+      }
+  }
+}
+
+using ETransposed = void (*)(double* et, const double* H, const double* inverses,
+                             const SchurStructure::CameraObservation* begin,
+                             const SchurStructure::CameraObservation* end);
+
+using UpdateBlock = void (*)(double* s, int64_t stride, const double* et,
+                             const ObservationPairs::Pair* begin, const ObservationPairs::Pair* end,
+                             const double* H);
+
+// Accumulators per column group: most of the vector registers (32 with AVX-512, 16 else),
+// leaving some for E's column and the broadcast.
+constexpr int column_group(int cs, int v, int registers) {
+  const int chunks = (cs + v - 1) / v;
+  const int g = registers / chunks;
+  return g < 1 ? 1 : (g > cs ? cs : g);
+}
+
+template <int CS, int PS>
+void e_transposed_generic(double* et, const double* H, const double* inverses,
+                          const SchurStructure::CameraObservation* begin,
+                          const SchurStructure::CameraObservation* end) {
+  e_transposed_body<CS, PS>(et, H, inverses, begin, end);
+}
+
+template <int CS, int PS>
+void update_block_generic(double* s, int64_t stride, const double* et, const ObservationPairs::Pair* begin,
+                          const ObservationPairs::Pair* end, const double* H) {
+  update_block_columns<CS, PS, 2, column_group(CS, 2, 12), 0>(s, stride, et, begin, end, H);
+}
+
+#if defined(__x86_64__)
+template <int CS, int PS>
+[[gnu::target("avx2,fma")]] void update_block_avx2(double* s, int64_t stride, const double* et,
+                                                   const ObservationPairs::Pair* begin,
+                                                   const ObservationPairs::Pair* end, const double* H) {
+  update_block_columns<CS, PS, 4, column_group(CS, 4, 12), 0>(s, stride, et, begin, end, H);
+}
+
+template <int CS, int PS>
+[[gnu::target("avx2,fma")]] void e_transposed_avx2(double* et, const double* H, const double* inverses,
+                                                   const SchurStructure::CameraObservation* begin,
+                                                   const SchurStructure::CameraObservation* end) {
+  e_transposed_body<CS, PS>(et, H, inverses, begin, end);
+}
+
+template <int CS, int PS>
+[[gnu::target("avx512f,fma")]] void e_transposed_avx512(double* et, const double* H, const double* inverses,
+                                                        const SchurStructure::CameraObservation* begin,
+                                                        const SchurStructure::CameraObservation* end) {
+  e_transposed_body<CS, PS>(et, H, inverses, begin, end);
+}
+
+template <int CS, int PS>
+[[gnu::target("avx512f,fma")]] void update_block_avx512(double* s, int64_t stride, const double* et,
+                                                        const ObservationPairs::Pair* begin,
+                                                        const ObservationPairs::Pair* end,
+                                                        const double* H) {
+  update_block_columns<CS, PS, 8, column_group(CS, 8, 24), 0>(s, stride, et, begin, end, H);
+}
+#endif
+
+// The pair of functions that form S for fixed sizes on this CPU; nulls for runtime sizes.
+struct FormS {
+  ETransposed e_transposed = nullptr;
+  UpdateBlock update_block = nullptr;
+};
+
+template <int CS, int PS>
+FormS form_s_for_host(bool host_isa) {
+  if constexpr (CS == Eigen::Dynamic || PS == Eigen::Dynamic) {
+    return {};
+  } else {
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (host_isa && __builtin_cpu_supports("avx512f"))
+      return {&e_transposed_avx512<CS, PS>, &update_block_avx512<CS, PS>};
+    if (host_isa && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      return {&e_transposed_avx2<CS, PS>, &update_block_avx2<CS, PS>};
+#endif
+    (void)host_isa;
+    return {&e_transposed_generic<CS, PS>, &update_block_generic<CS, PS>};
+  }
+}
+
 // The work on camera blocks alone: A and D_A.
 template <int CS>
 struct CameraOps {
@@ -273,7 +431,8 @@ struct CameraOps {
 template <int CS, int PS>
 class Kernels final : public SchurKernels {
  public:
-  Kernels(const SchurStructure& s, bool host_isa) : s_(s), subtract_(subtract_e_bt_for_host<CS, PS>(host_isa)) {}
+  Kernels(const SchurStructure& s, bool host_isa)
+      : s_(s), subtract_(subtract_e_bt_for_host<CS, PS>(host_isa)), form_s_(form_s_for_host<CS, PS>(host_isa)) {}
   int camera_block_size() const override { return CS; }
   int point_block_size() const override { return PS; }
 
@@ -340,28 +499,13 @@ class Kernels final : public SchurKernels {
   }
 
   void assemble_schur(const double* H, const double* shift, const double* inverses,
-                      const SchurTarget& target, int begin, int end) const override {
-    for (int i = begin; i < end; ++i) {
-      const int m = camera_size(i);
-      CameraOps<CS>::start_row(s_, H, shift, target, i);
-      // S_ij −= B_ip C_p⁻¹ B_jpᵀ for the cameras j >= i of each point p of camera i, points in
-      // increasing order: each block of row i is summed in the same order by any thread.
-      for (const SchurStructure::CameraObservation& c : s_.camera_observations(i)) {
-        const int n = point_size(c.point);
-        auto E = uninitialized<RowMajor<CS, PS>>(m, n);
-        multiply<Update::Set>(E, ConstBlock<CS, PS>(H + c.offset, m, n),
-                              square<PS>(inverses + point_square_at(c.point), n));
-        const int64_t last = s_.point_observations_end(c.point);
-        for (int64_t q = c.in_point; q < last; ++q) {
-          const SchurStructure::Observation& other = s_.observation(q);
-          const int mj = camera_size(other.camera);
-          auto S = CameraOps<CS>::block(s_, target, i, other.camera);
-          if (subtract_ != nullptr)
-            subtract_(S.data(), S.outerStride(), E.data(), H + other.offset);
-          else
-            multiply<Update::Subtract>(S, E, ConstBlock<CS, PS>(H + other.offset, mj, n).transpose());
-        }
-      }
+                      const ObservationPairs& pairs, const SchurTarget& target, int begin,
+                      int end) const override {
+    if constexpr (CS == Eigen::Dynamic || PS == Eigen::Dynamic) {
+      (void)pairs;
+      assemble_schur_runtime_sized(H, shift, inverses, target, begin, end);
+    } else {
+      assemble_schur_fixed(H, shift, inverses, pairs, target, begin, end);
     }
   }
 
@@ -420,6 +564,52 @@ class Kernels final : public SchurKernels {
     return int64_t{p} * PS * PS;
   }
 
+  // assemble_schur for fixed sizes: E_ip = B_ip C_p⁻¹ for camera i's observations,
+  // transposed, in a scratch kept per thread (update_block_columns reads up to V − 1 doubles
+  // past the last), then each block of row i from its pairs.
+  void assemble_schur_fixed(const double* H, const double* shift, const double* inverses,
+                            const ObservationPairs& pairs, const SchurTarget& target, int begin,
+                            int end) const {
+    constexpr int64_t kE = int64_t{PS} * CS;
+    thread_local std::vector<double> scratch;
+    const size_t needed = static_cast<size_t>(pairs.max_camera_observations() * kE + 8);
+    if (scratch.size() < needed) scratch.assign(needed, 0.0);
+    double* et = scratch.data();
+    for (int i = begin; i < end; ++i) {
+      CameraOps<CS>::start_row(s_, H, shift, target, i);
+      const auto observations = s_.camera_observations(i);
+      form_s_.e_transposed(et, H, inverses, observations.data(), observations.data() + observations.size());
+      for (const ObservationPairs::Run& run : pairs.runs(i)) {
+        auto S = CameraOps<CS>::block(s_, target, i, run.camera);
+        form_s_.update_block(S.data(), S.outerStride(), et, pairs.pairs() + run.begin, pairs.pairs() + run.end, H);
+      }
+    }
+  }
+
+  // assemble_schur for runtime sizes: per observation of camera i, S_ij −= E B_jpᵀ in place.
+  void assemble_schur_runtime_sized(const double* H, const double* shift, const double* inverses,
+                                    const SchurTarget& target, int begin, int end) const {
+    for (int i = begin; i < end; ++i) {
+      const int m = camera_size(i);
+      CameraOps<CS>::start_row(s_, H, shift, target, i);
+      // S_ij −= B_ip C_p⁻¹ B_jpᵀ for the cameras j >= i of each point p of camera i, points in
+      // increasing order: each block of row i is summed in the same order by any thread.
+      for (const SchurStructure::CameraObservation& c : s_.camera_observations(i)) {
+        const int n = point_size(c.point);
+        auto E = uninitialized<RowMajor<CS, PS>>(m, n);
+        multiply<Update::Set>(E, ConstBlock<CS, PS>(H + c.offset, m, n),
+                              square<PS>(inverses + point_square_at(c.point), n));
+        const int64_t last = s_.point_observations_end(c.point);
+        for (int64_t q = c.in_point; q < last; ++q) {
+          const SchurStructure::Observation& other = s_.observation(q);
+          const int mj = camera_size(other.camera);
+          auto S = CameraOps<CS>::block(s_, target, i, other.camera);
+          multiply<Update::Subtract>(S, E, ConstBlock<CS, PS>(H + other.offset, mj, n).transpose());
+        }
+      }
+    }
+  }
+
   // y (+= or −=) Σ_p B_ip w_p over camera i's points, in increasing point order.
   template <Update U>
   void add_b_times(const double* H, const double* w, Vector<CS>& y, int i) const {
@@ -432,6 +622,7 @@ class Kernels final : public SchurKernels {
 
   const SchurStructure& s_;
   const SubtractEBt subtract_;  // the fixed-size Schur update for this CPU, or null
+  const FormS form_s_;          // the fixed-size functions forming S on this CPU, or nulls
 };
 
 template <int CS, int PS>

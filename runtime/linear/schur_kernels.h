@@ -68,9 +68,12 @@ class SchurKernels {
                               const double* w, double* y, int begin, int end) const = 0;
 
   // Block rows [begin, end) of S = A + D_A − Σ_p B_p inverses_p B_pᵀ: every stored block
-  // (i, j), j >= i, of those rows is overwritten (diagonal blocks in full).
+  // (i, j), j >= i, of those rows is overwritten (diagonal blocks in full). pairs is the
+  // structure's ObservationPairs; each block's sum over its points is taken in increasing
+  // point order.
   virtual void assemble_schur(const double* H, const double* shift, const double* inverses,
-                              const SchurTarget& target, int begin, int end) const = 0;
+                              const ObservationPairs& pairs, const SchurTarget& target,
+                              int begin, int end) const = 0;
 
   // out_i = (S_ii)⁻¹ by Cholesky, for cameras [begin, end): the Schur-Jacobi preconditioner.
   // Returns the first camera whose S_ii is not positive definite, -1 if none.
@@ -84,9 +87,9 @@ class SchurKernels {
 
 // The kernels for structure's block sizes (see the file comment). structure must outlive them.
 // host_isa: with fixed sizes, the Schur update (S −= B C⁻¹ Bᵀ, in assemble_schur and
-// invert_schur_diagonal) uses AVX2 + FMA where the CPU has them; false keeps generic x86-64
-// code everywhere (tests compare the two). The results differ by rounding (FMA), and are
-// bit-identical for any split of the ranges either way.
+// invert_schur_diagonal) uses AVX-512 or AVX2 + FMA where the CPU has them; false keeps
+// generic x86-64 code everywhere (tests compare the two). The results differ by rounding
+// (FMA), and are bit-identical for any split of the ranges either way.
 std::unique_ptr<SchurKernels> make_schur_kernels(const SchurStructure& structure, bool host_isa = true);
 
 }  // namespace lsjit::linear

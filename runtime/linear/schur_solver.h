@@ -31,8 +31,9 @@
 // over its points in increasing order, a point's Bᵀx over its cameras in increasing order),
 // never across threads: results are bit-identical for any num_threads. Memory is linear in
 // H's stored blocks (an inverse per point, a point-sized vector per observation for Bᵀx),
-// plus S for the direct solvers (dense n_A², or its block pattern); nothing is allocated
-// per pair of observations.
+// plus for the direct solvers S (dense n_A², or its block pattern) and the ObservationPairs
+// its update walks (16 bytes per pair of observations of a point, i.e. linear for a bounded
+// number of observations per point); IterativeSchur allocates nothing per pair.
 //
 // Point and camera blocks of the sizes of schur_kernels.h (camera 1..12 with point 1..4)
 // run fixed-size Eigen code, others a runtime-sized fallback: kernel_block_sizes() says

@@ -20,6 +20,7 @@ SparseSchur::SparseSchur(std::shared_ptr<const BlockPattern> pattern, int first_
                          LinearSolverType reduced_type)
     : SchurSolver(std::move(pattern), first_eliminated_block),
       S_(structure_.camera_sizes(), structure_.reduced_pairs()),
+      pairs_(structure_),
       reduced_solver_(make_linear_solver(checked(reduced_type), S_.shared_pattern())) {
   analyses_ = reduced_solver_->analyses();
 }
@@ -35,7 +36,8 @@ LinearSolveSummary SparseSchur::solve_reduced(const BlockSparseSymmetric& A, con
   }
   const SchurTarget target{.sparse = &S_};
   parallel_for(structure_.num_cameras(), [&](int begin, int end) {
-    kernels().assemble_schur(A.values().data(), shift, point_inverses(), target, begin, end);
+    kernels().assemble_schur(A.values().data(), shift, point_inverses(), pairs_, target, begin,
+                             end);
   });
   // The damping of the cameras is already in S. The solve checks S for non-finite values
   // (an overflow in the elimination) and names the camera block.

@@ -40,6 +40,7 @@ class SparseSchur final : public SchurSolver {
 
  private:
   BlockSparseSymmetric S_;
+  ObservationPairs pairs_;  // what S's update walks, block by block
   std::unique_ptr<LinearSolver> reduced_solver_;
 };
 

@@ -1,5 +1,6 @@
 #include "lsjit/runtime/linear/schur_structure.h"
 
+#include <algorithm>
 #include <string>
 
 #include "lsjit/ir/error.h"
@@ -127,6 +128,44 @@ std::vector<int> SchurStructure::camera_sizes() const {
   std::vector<int> sizes(num_cameras());
   for (int i = 0; i < num_cameras(); ++i) sizes[i] = camera_size(i);
   return sizes;
+}
+
+ObservationPairs::ObservationPairs(const SchurStructure& s) {
+  // Per block row i, a counting sort of the row's pairs by the other camera j: counted, then
+  // placed, each run in increasing point (camera i's observations are in that order).
+  std::vector<int64_t> next(s.num_cameras(), 0);
+  std::vector<int> touched;
+  run_begin_.push_back(0);
+  auto for_each_pair = [&](int i, auto&& visit) {
+    const auto observations = s.camera_observations(i);
+    for (size_t m = 0; m < observations.size(); ++m) {
+      const SchurStructure::CameraObservation& c = observations[m];
+      for (int64_t q = c.in_point; q < s.point_observations_end(c.point); ++q)
+        visit(static_cast<int32_t>(m), s.observation(q));
+    }
+  };
+  for (int i = 0; i < s.num_cameras(); ++i) {
+    max_camera_observations_ =
+        std::max<int64_t>(max_camera_observations_, static_cast<int64_t>(s.camera_observations(i).size()));
+    touched.clear();
+    for_each_pair(i, [&](int32_t, const SchurStructure::Observation& o) {
+      if (next[o.camera]++ == 0) touched.push_back(o.camera);
+    });
+    std::sort(touched.begin(), touched.end());
+    int64_t at = static_cast<int64_t>(pairs_.size());
+    for (int j : touched) {
+      runs_.push_back({j, at, at + next[j]});
+      const int64_t count = next[j];
+      next[j] = at;
+      at += count;
+    }
+    run_begin_.push_back(static_cast<int64_t>(runs_.size()));
+    pairs_.resize(static_cast<size_t>(at));
+    for_each_pair(i, [&](int32_t m, const SchurStructure::Observation& o) {
+      pairs_[static_cast<size_t>(next[o.camera]++)] = {o.offset, m};
+    });
+    for (int j : touched) next[j] = 0;
+  }
 }
 
 }  // namespace lsjit::linear

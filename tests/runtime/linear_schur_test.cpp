@@ -154,7 +154,7 @@ TEST_CASE("linear schur solvers match a dense solve on random bundle adjustment 
   }
 }
 
-TEST_CASE("linear schur kernels: the Schur update for this CPU (AVX2 + FMA where it has them) "
+TEST_CASE("linear schur kernels: the Schur update for this CPU (AVX-512 or AVX2 + FMA where it has them) "
           "agrees with the generic code") {
   // S = A + D_A − Σ B C⁻¹ Bᵀ (assemble_schur, dense target) and the inverses of its diagonal
   // blocks (invert_schur_diagonal), with make_schur_kernels' host_isa on and off: equal to
@@ -179,9 +179,10 @@ TEST_CASE("linear schur kernels: the Schur update for this CPU (AVX2 + FMA where
     Eigen::MatrixXd S_host = Eigen::MatrixXd::Zero(n, n), S_generic = S_host;  // symmetric: the
     // row-major upper blocks read the same in column-major storage, transposed
     SchurTarget target{S_host.data(), n, nullptr};
-    host->assemble_schur(H.values().data(), shift.data(), inverses.data(), target, 0, cameras);
+    const ObservationPairs pairs(structure);
+    host->assemble_schur(H.values().data(), shift.data(), inverses.data(), pairs, target, 0, cameras);
     target.dense = S_generic.data();
-    generic->assemble_schur(H.values().data(), shift.data(), inverses.data(), target, 0, cameras);
+    generic->assemble_schur(H.values().data(), shift.data(), inverses.data(), pairs, target, 0, cameras);
     CHECK(S_generic.norm() > 0);
     CHECK((S_host - S_generic).norm() <= 1e-13 * S_generic.norm());
     std::vector<double> inv_host(structure.camera_square_total()), inv_generic(inv_host.size());
