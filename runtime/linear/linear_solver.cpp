@@ -20,6 +20,9 @@ namespace {
 std::string first_non_finite_block(const BlockSparseSymmetric& A) {
   const BlockPattern& p = A.pattern();
   const double* values = A.values().data();
+  // All stored values finite (the usual case) settles it in one pass; else the walk below
+  // finds the block, skipping the lower triangles of diagonal blocks, which are never read.
+  if (all_finite(values, static_cast<int64_t>(A.values().size()))) return "";
   for (int i = 0; i < p.num_blocks(); ++i) {
     const int ri = p.block_size(i);
     for (int64_t k = p.row_begin(i); k < p.row_end(i); ++k) {
@@ -50,9 +53,27 @@ std::string first_non_finite_entry(const char* name, const double* v, int64_t n)
 }  // namespace
 
 bool all_finite(const double* values, int64_t n) {
-  for (int64_t r = 0; r < n; ++r)
-    if (!std::isfinite(values[r])) return false;
-  return true;
+  // v − v is 0 for a finite v and NaN for NaN or ±inf. Two values per SSE2 register, four at
+  // a time, OR-ing the NaN tests (each independent of the others), with no branch per value:
+  // this scans all of H every solve. (A running sum of v·0 was 4x slower, bound by the
+  // additions' latency; 256-bit vectors in generic x86-64 code compiled to scalar compares.)
+  typedef double Double2 __attribute__((vector_size(16)));
+  typedef int64_t Mask2 __attribute__((vector_size(16)));
+  Mask2 bad0 = {0, 0}, bad1 = {0, 0};
+  int64_t r = 0;
+  for (; r + 4 <= n; r += 4) {
+    Double2 a, b;
+    __builtin_memcpy(&a, values + r, sizeof a);
+    __builtin_memcpy(&b, values + r + 2, sizeof b);
+    a -= a;
+    b -= b;
+    bad0 |= a != a;
+    bad1 |= b != b;
+  }
+  const Mask2 bad = bad0 | bad1;
+  int64_t any = bad[0] | bad[1];
+  for (; r < n; ++r) any |= !std::isfinite(values[r]);
+  return any == 0;
 }
 
 LinearSolver::LinearSolver(std::shared_ptr<const BlockPattern> pattern)

@@ -378,3 +378,26 @@ TEST_CASE("linear solver names and types") {
         "eigen_sparse_cholesky");
   CHECK(make_linear_solver(LinearSolverType::ConjugateGradient, A.shared_pattern())->name() == "cg");
 }
+
+TEST_CASE("linear all_finite finds a NaN or infinity at any position, and only those") {
+  const double bad[] = {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+                        -std::numeric_limits<double>::infinity()};
+  for (int n = 0; n <= 11; ++n) {
+    CAPTURE(n);
+    // Finite extremes: the largest and smallest magnitudes, negative zero.
+    std::vector<double> v(n);
+    for (int k = 0; k < n; ++k)
+      v[k] = k % 4 == 0 ? std::numeric_limits<double>::max()
+             : k % 4 == 1 ? -std::numeric_limits<double>::denorm_min()
+             : k % 4 == 2 ? -0.0 : -std::numeric_limits<double>::max();
+    CHECK(all_finite(v.data(), n));
+    for (int k = 0; k < n; ++k)
+      for (double b : bad) {
+        CAPTURE(k);
+        const double keep = v[k];
+        v[k] = b;
+        CHECK_FALSE(all_finite(v.data(), n));
+        v[k] = keep;
+      }
+  }
+}
