@@ -42,6 +42,7 @@ class CholmodCholesky final : public LinearSolver {
                            Ordering ordering = Ordering::BlockAmd);
   ~CholmodCholesky() override;
   std::string_view name() const override { return "cholmod_cholesky"; }
+  bool direct() const override { return true; }
 
   // Nonzeros of the Cholesky factor L as the analysis predicts them (fill-in included), and
   // the floating-point operations of one numeric factorization: what an ordering is judged by.

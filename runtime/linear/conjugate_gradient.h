@@ -32,6 +32,7 @@ class ConjugateGradient final : public LinearSolver {
  public:
   explicit ConjugateGradient(std::shared_ptr<const BlockPattern> pattern);
   std::string_view name() const override { return "cg"; }
+  bool direct() const override { return false; }
 
  protected:
   LinearSolveSummary solve_checked(const BlockSparseSymmetric& A, const double* shift,

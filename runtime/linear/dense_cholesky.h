@@ -19,6 +19,7 @@ class DenseCholesky final : public LinearSolver {
   // Throws std::bad_alloc when the dense matrix does not fit in memory.
   explicit DenseCholesky(std::shared_ptr<const BlockPattern> pattern);
   std::string_view name() const override { return "dense_cholesky"; }
+  bool direct() const override { return true; }
 
  protected:
   LinearSolveSummary solve_checked(const BlockSparseSymmetric& A, const double* shift,

@@ -24,6 +24,7 @@ class EigenSparseCholesky final : public LinearSolver {
   // indices), std::bad_alloc when out of memory.
   explicit EigenSparseCholesky(std::shared_ptr<const BlockPattern> pattern);
   std::string_view name() const override { return "eigen_sparse_cholesky"; }
+  bool direct() const override { return true; }
 
  protected:
   LinearSolveSummary solve_checked(const BlockSparseSymmetric& A, const double* shift,

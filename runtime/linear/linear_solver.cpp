@@ -109,6 +109,7 @@ LinearSolveSummary LinearSolver::solve(const BlockSparseSymmetric& A, const doub
                         "): the matrix is numerically singular";
     }
   }
+  summary.direct = summary.ok && direct();
   summary.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;

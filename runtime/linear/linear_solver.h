@@ -62,6 +62,10 @@ struct LinearSolveSummary {
   int iterations = 0;            // CG iterations; 1 for a direct solve
   bool converged = false;        // direct: == ok; CG: reached its tolerance
   double relative_residual = 0;  // CG: ‖b − (A + diag(shift)) x‖/‖b‖ (recurrence); direct: 0
+  // ok, and x is a factorization's solution: (A + diag(shift)) x = b holds to rounding, so
+  // callers may use the identity xᵀA x = bᵀx − Σ shift_i x_i² instead of forming A x (the
+  // Levenberg–Marquardt model decrease does). False for CG and iterative Schur.
+  bool direct = false;
   double seconds = 0;            // wall time of the call
 };
 
@@ -93,6 +97,8 @@ class LinearSolver {
   // The implementation: dense_cholesky, cholmod_cholesky, eigen_sparse_cholesky, cg,
   // dense_schur, sparse_schur or iterative_schur.
   virtual std::string_view name() const = 0;
+  // Whether an ok solve is a factorization's (exact to rounding; see LinearSolveSummary::direct).
+  virtual bool direct() const = 0;
 
   // How often the symbolic analysis (ordering, symbolic factorization, workspace) and the
   // numeric factorization (CG: building the preconditioner) ran, so that callers and tests

@@ -21,6 +21,7 @@ class DenseSchur final : public SchurSolver {
   // (schur_structure.h), std::bad_alloc when S does not fit in memory.
   DenseSchur(std::shared_ptr<const BlockPattern> pattern, int first_eliminated_block);
   std::string_view name() const override { return "dense_schur"; }
+  bool direct() const override { return true; }
 
  protected:
   LinearSolveSummary solve_reduced(const BlockSparseSymmetric& A, const double* shift,

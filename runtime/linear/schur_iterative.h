@@ -32,6 +32,7 @@ class IterativeSchur final : public SchurSolver {
   // (schur_structure.h).
   IterativeSchur(std::shared_ptr<const BlockPattern> pattern, int first_eliminated_block);
   std::string_view name() const override { return "iterative_schur"; }
+  bool direct() const override { return false; }
 
  protected:
   std::string invalid_options(const LinearSolverOptions& options) const override;

@@ -27,6 +27,7 @@ class SparseSchur final : public SchurSolver {
   SparseSchur(std::shared_ptr<const BlockPattern> pattern, int first_eliminated_block,
               LinearSolverType reduced_type = LinearSolverType::SparseCholesky);
   std::string_view name() const override { return "sparse_schur"; }
+  bool direct() const override { return true; }
 
   // The sparse Cholesky of S: its name() says which library, its counters show the reuse
   // of its symbolic factorization.

@@ -103,6 +103,7 @@ void check_solve(SchurSolver& solver, const BlockSparseSymmetric& H, const Eigen
   CHECK(s.converged);
   const Eigen::VectorXd reference = reference_solution(H, shift, b);
   CHECK((x - reference).norm() <= 1e-9 * reference.norm());
+  CHECK(s.direct == (solver.name() != "iterative_schur"));  // see linear_solver_test.cpp
 }
 
 LinearSolveSummary solve(LinearSolver& solver, const BlockSparseSymmetric& H, const double* shift,
