@@ -135,7 +135,15 @@ ObservationPairs::ObservationPairs(const SchurStructure& s) {
   // placed, each run in increasing point (camera i's observations are in that order).
   std::vector<int64_t> next(s.num_cameras(), 0);
   std::vector<int> touched;
+  int64_t total = 0;  // Σ_p k_p(k_p + 1)/2: one allocation (growing it row by row copied it)
+  for (int p = 0; p < s.num_points(); ++p) {
+    const int64_t k = s.point_observations_end(p) - s.point_observations_begin(p);
+    total += k * (k + 1) / 2;
+  }
+  pairs_.resize(static_cast<size_t>(total));
+  run_begin_.reserve(static_cast<size_t>(s.num_cameras()) + 1);
   run_begin_.push_back(0);
+  int64_t at = 0;
   auto for_each_pair = [&](int i, auto&& visit) {
     const auto observations = s.camera_observations(i);
     for (size_t m = 0; m < observations.size(); ++m) {
@@ -152,7 +160,6 @@ ObservationPairs::ObservationPairs(const SchurStructure& s) {
       if (next[o.camera]++ == 0) touched.push_back(o.camera);
     });
     std::sort(touched.begin(), touched.end());
-    int64_t at = static_cast<int64_t>(pairs_.size());
     for (int j : touched) {
       runs_.push_back({j, at, at + next[j]});
       const int64_t count = next[j];
@@ -160,7 +167,6 @@ ObservationPairs::ObservationPairs(const SchurStructure& s) {
       at += count;
     }
     run_begin_.push_back(static_cast<int64_t>(runs_.size()));
-    pairs_.resize(static_cast<size_t>(at));
     for_each_pair(i, [&](int32_t m, const SchurStructure::Observation& o) {
       pairs_[static_cast<size_t>(next[o.camera]++)] = {o.offset, m};
     });
