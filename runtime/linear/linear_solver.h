@@ -77,7 +77,7 @@ enum class LinearSolverType {
   // Schur complement solvers for bundle adjustment: eliminate the point blocks, solve for the
   // cameras (schur_solver.h). They need to know where the points start, so they are made by
   // make_schur_solver; make_linear_solver rejects them.
-  DenseSchur,           // reduced camera system dense, Eigen LLT: up to a few hundred cameras
+  DenseSchur,           // reduced camera system dense, blocked Cholesky: up to a few hundred cameras
   SparseSchur,          // reduced camera system block-sparse, sparse Cholesky
   IterativeSchur,       // reduced camera system implicit, Schur-Jacobi PCG: inexact
 };

@@ -1,14 +1,19 @@
 #include "lsjit/runtime/linear/schur_dense.h"
 
-#include <Eigen/Cholesky>
+#include <algorithm>
 
+#include "lsjit/runtime/linear/blocked_cholesky.h"
 #include "lsjit/runtime/linear/schur_kernels.h"
 
 namespace lsjit::linear {
 
 DenseSchur::DenseSchur(std::shared_ptr<const BlockPattern> pattern, int first_eliminated_block)
     : SchurSolver(std::move(pattern), first_eliminated_block), pairs_(structure_) {
-  S_.resize(structure_.camera_dim(), structure_.camera_dim());
+  const int64_t n = structure_.camera_dim();
+  padded_ = (n + kBlockedCholeskyPad - 1) / kBlockedCholeskyPad * kBlockedCholeskyPad;
+  S_.assign(static_cast<size_t>(padded_ * padded_), 0.0);
+  for (int64_t i = n; i < padded_; ++i) S_[static_cast<size_t>(i * padded_ + i)] = 1.0;
+  x_.assign(static_cast<size_t>(padded_), 0.0);
   analyses_ = 1;
 }
 
@@ -17,25 +22,28 @@ LinearSolveSummary DenseSchur::solve_reduced(const BlockSparseSymmetric& A, cons
                                              const LinearSolverOptions&) {
   LinearSolveSummary summary;
   summary.iterations = 1;
-  const Eigen::Index n = S_.rows();
+  const int64_t n = structure_.camera_dim();
   if (n == 0) {  // only points: nothing left to factor
     summary.ok = summary.converged = true;
     return summary;
   }
-  const SchurTarget target{.dense = S_.data(), .dense_stride = n};
+  // Each block row's task also zeroes its row's padding columns (start_row clears the row to
+  // its end), so the padding stays an identity block decoupled from S.
+  const SchurTarget target{.dense = S_.data(), .dense_stride = padded_};
   parallel_for(structure_.num_cameras(), [&](int begin, int end) {
     kernels().assemble_schur(A.values().data(), shift, point_inverses(), pairs_, target, begin,
                              end);
   });
-  using Dense = decltype(S_);
-  Eigen::LLT<Eigen::Ref<Dense>, Eigen::Upper> llt(S_);  // in place
-  if (llt.info() != Eigen::Success) {
+  if (blocked_cholesky(S_.data(), padded_) >= 0) {
     summary.message =
         "the matrix is not positive definite (dense Schur: the reduced camera system has a "
         "pivot <= 0)";
     return summary;
   }
-  Eigen::Map<Eigen::VectorXd>(x_A, n) = llt.solve(Eigen::Map<const Eigen::VectorXd>(r, n));
+  std::copy(r, r + n, x_.begin());
+  std::fill(x_.begin() + n, x_.end(), 0.0);
+  blocked_cholesky_solve(S_.data(), padded_, x_.data());
+  std::copy(x_.begin(), x_.begin() + n, x_A);
   summary.ok = summary.converged = true;
   return summary;
 }

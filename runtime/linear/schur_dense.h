@@ -1,15 +1,15 @@
 // DenseSchur: the reduced camera system S (schur_solver.h) assembled as a dense matrix and
-// factored by Eigen's LLT. Right for tens to a few hundred cameras, where S is dense anyway
+// factored by blocked_cholesky (AVX-512 or AVX2 where the CPU has them). Right for tens to a few hundred cameras, where S is dense anyway
 // (every two cameras share a point) and a dense factorization beats sparse bookkeeping;
 // O(n_A³) per solve and 8·n_A² bytes for n_A = the cameras' scalar dimension.
 //
 // Analysis (constructor): the Schur structure, the observation pairs and the n_A x n_A
-// buffer. solve(): inverts the points, writes S's upper triangle row block by row block (one
+// buffer (padded to a multiple of kBlockedCholeskyPad). solve(): inverts the points, writes S's upper triangle row block by row block (one
 // camera per task, so in parallel), factors it in place and solves; a non-positive pivot is
 // ok = false.
 #pragma once
 
-#include <Eigen/Core>
+#include <vector>
 
 #include "lsjit/runtime/linear/schur_solver.h"
 
@@ -29,9 +29,13 @@ class DenseSchur final : public SchurSolver {
                                    const LinearSolverOptions& options) override;
 
  private:
-  // Row-major, so that a block row of S is contiguous for the task that writes it; upper
-  // triangle: S, then its Cholesky factor.
-  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> S_;
+  // S's upper triangle row-major, rows padded_ doubles apart, then its Cholesky factor (the
+  // same memory read column-major, as blocked_cholesky.h lays it out); a row-major row of S
+  // is contiguous for the task that writes it. The padding rows and columns past n_A hold an
+  // identity block, which the factorization keeps.
+  int64_t padded_ = 0;
+  detail::BigVector<double> S_;
+  std::vector<double> x_;  // the padded right-hand side and solution
   ObservationPairs pairs_;  // what S's update walks, block by block
 };
 

@@ -9,7 +9,7 @@
 // C + D_C is block diagonal, so its inverse is one small Cholesky per point, and S has one
 // block row per camera: a system of a few thousand unknowns where H has millions. Three ways
 // to solve it (make_schur_solver):
-//   DenseSchur      S as a dense matrix, Eigen LLT: tens to a few hundred cameras.
+//   DenseSchur      S as a dense matrix, blocked Cholesky: tens to a few hundred cameras.
 //   SparseSchur     S block-sparse (cameras coupled when they share a point), sparse
 //                   Cholesky: many cameras that each see a small part of the scene.
 //   IterativeSchur  S never formed: PCG with products S·x = (A + D_A)x − B((C + D_C)⁻¹(Bᵀx))
