@@ -58,11 +58,12 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
       for (size_t d = 0; d + 1 < begin.size(); ++d) {
         for (uint64_t s = begin[d]; s < begin[d + 1];) {
           const size_t w = static_cast<size_t>(sources[s].instance / wave_instances_);
-          Gather gather{static_cast<uint32_t>(d), 0, s, h, true};
+          Gather gather{static_cast<uint32_t>(d), 0, s, h, true, s == begin[d], false};
           for (; s < begin[d + 1] && sources[s].instance < waves_[w].end; ++s) {
             gather.plain = gather.plain && !sources[s].transpose && layout.groups[sources[s].group].losses.empty();
             ++gather.count;
           }
+          gather.closes = s == begin[d + 1];
           visit(w, gather);
         }
       }
@@ -103,6 +104,18 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
     }
     if (waves_[w].assembly.back() != wave_first[w + 1]) waves_[w].assembly.push_back(wave_first[w + 1]);
   }
+  for (size_t d = 0; d + 1 < layout.h_begin.size(); ++d)
+    if (layout.h_begin[d] == layout.h_begin[d + 1]) h_unreached_.push_back(static_cast<uint32_t>(d));
+  for (size_t d = 0; d + 1 < layout.g_begin.size(); ++d)
+    if (layout.g_begin[d] == layout.g_begin[d + 1]) g_unreached_.push_back(static_cast<uint32_t>(d));
+  const linear::BlockPattern& pattern = *layout.pattern;
+  h_row_.resize(static_cast<size_t>(pattern.num_stored_blocks()));
+  h_col_.resize(h_row_.size());
+  for (int i = 0; i < pattern.num_blocks(); ++i)
+    for (int64_t k = pattern.row_begin(i); k < pattern.row_end(i); ++k) {
+      h_row_[static_cast<size_t>(k)] = pattern.scalar_offset(i);
+      h_col_[static_cast<size_t>(k)] = pattern.scalar_offset(pattern.col(k));
+    }
   wave_buffer_.resize(buffer);
   corrections_.resize(static_cast<size_t>(std::min(wave_instances_, layout.instances)));
   partial_.resize(std::max(residual_tasks_.size(), normal_tasks_.size()));
@@ -220,13 +233,23 @@ inline void add_block(double* __restrict dst, const double* __restrict in, uint3
 
 }  // namespace
 
-void Evaluator::add_gather(const Wave& wave, const Gather& gather, double* values, double* g) {
+void Evaluator::add_gather(const Wave& wave, const Gather& gather, double* values, double* g,
+                           const double* scale) {
   const double* buffer = wave_buffer_.data();
   const uint32_t d = gather.destination;
   if (!gather.h) {
     const uint32_t n = layout_.free[d].tangent;
     double* dst = g + layout_.free[d].offset;
-    for (uint64_t s = gather.first; s < gather.first + gather.count; ++s) {
+    uint64_t s = gather.first;
+    if (gather.opens) {
+      if (gather.plain) {
+        std::copy(buffer + g_offset_[s], buffer + g_offset_[s] + n, dst);
+        ++s;
+      } else {
+        std::fill(dst, dst + n, 0.0);
+      }
+    }
+    for (; s < gather.first + gather.count; ++s) {
       const double* in = buffer + g_offset_[s];
       const Source& src = layout_.g_sources[s];
       const double rho1 = gather.plain || layout_.groups[src.group].losses.empty()
@@ -242,15 +265,31 @@ void Evaluator::add_gather(const Wave& wave, const Gather& gather, double* value
   }
   const uint32_t rows = layout_.h_rows[d], cols = layout_.h_cols[d];
   double* dst = values + layout_.h_value_offset[d];
+  sum_h_sources(wave, gather, dst, rows, cols);
+  if (scale != nullptr && gather.closes) {
+    // Jacobi scaling, as the LM's scale_symmetric did it: (v · s_r) · s_c.
+    const double* sr = scale + h_row_[d];
+    const double* sc = scale + h_col_[d];
+    for (uint32_t r = 0; r < rows; ++r)
+      for (uint32_t c = 0; c < cols; ++c) dst[r * cols + c] = dst[r * cols + c] * sr[r] * sc[c];
+  }
+}
+
+void Evaluator::sum_h_sources(const Wave& wave, const Gather& gather, double* dst, uint32_t rows,
+                              uint32_t cols) {
+  const double* buffer = wave_buffer_.data();
+  uint64_t s = gather.first;
   if (gather.plain) {
     const uint32_t n = rows * cols;
-    for (uint64_t s = gather.first; s < gather.first + gather.count; ++s) {
-      const double* in = buffer + h_offset_[s];
-      add_block(dst, in, n);
+    if (gather.opens) {
+      std::copy(buffer + h_offset_[s], buffer + h_offset_[s] + n, dst);
+      ++s;
     }
+    for (; s < gather.first + gather.count; ++s) add_block(dst, buffer + h_offset_[s], n);
     return;
   }
-  for (uint64_t s = gather.first; s < gather.first + gather.count; ++s) {
+  if (gather.opens) std::fill(dst, dst + rows * cols, 0.0);
+  for (; s < gather.first + gather.count; ++s) {
     const Source& src = layout_.h_sources[s];
     const double* in = buffer + h_offset_[s];
     const KernelGroup& kg = layout_.groups[src.group];
@@ -277,10 +316,14 @@ void Evaluator::add_gather(const Wave& wave, const Gather& gather, double* value
   }
 }
 
-double Evaluator::normal_equations(const State& state, double* g, linear::BlockSparseSymmetric& H) {
-  H.set_zero();
-  std::fill(g, g + layout_.tangent_dim, 0.0);
+double Evaluator::normal_equations(const State& state, double* g, linear::BlockSparseSymmetric& H,
+                                   const double* scale) {
   double* values = H.values().data();
+  for (uint32_t d : h_unreached_)
+    std::fill(values + layout_.h_value_offset[d],
+              values + layout_.h_value_offset[d] + uint64_t{layout_.h_rows[d]} * layout_.h_cols[d], 0.0);
+  for (uint32_t d : g_unreached_)
+    std::fill(g + layout_.free[d].offset, g + layout_.free[d].offset + layout_.free[d].tangent, 0.0);
 
   double cost = 0;
   for (const Wave& wave : waves_) {
@@ -311,7 +354,7 @@ double Evaluator::normal_equations(const State& state, double* g, linear::BlockS
     // Assembly: every destination the wave touches is in one gather of one task, which
     // adds the wave's sources in instance order.
     pool_.run(wave.assembly.size() - 1, [&](size_t t) {
-      for (size_t k = wave.assembly[t]; k < wave.assembly[t + 1]; ++k) add_gather(wave, gathers_[k], values, g);
+      for (size_t k = wave.assembly[t]; k < wave.assembly[t + 1]; ++k) add_gather(wave, gathers_[k], values, g, scale);
     });
   }
   return cost;

@@ -58,8 +58,12 @@ class Evaluator {
   std::string first_non_finite_residual() const;
 
   // Cost, g = Jᵀr (tangent_dim doubles) and H = JᵀJ over the free variables (H must have
-  // layout.pattern). Returns the cost.
-  double normal_equations(const State& state, double* g, linear::BlockSparseSymmetric& H);
+  // layout.pattern). Returns the cost. With scale (tangent_dim doubles) H is returned as
+  // diag(scale) H diag(scale) (Levenberg–Marquardt's Jacobi scaling), each block scaled as
+  // its sum completes, while it is in cache. Every value of g and H is overwritten: a
+  // destination's first source is copied, not added to zero.
+  double normal_equations(const State& state, double* g, linear::BlockSparseSymmetric& H,
+                          const double* scale = nullptr);
 
  private:
   struct Task {  // instances [begin, end) of one group
@@ -73,6 +77,7 @@ class Evaluator {
     uint64_t first;        // first source in layout.h_sources / g_sources and in the offsets
     bool h;                // an H block (else a g segment)
     bool plain;            // no transpose, no loss: a straight sum of blocks
+    bool opens, closes;    // the destination's first (last) gather, over all waves
   };
   struct Wave {
     int64_t begin, end;                 // its instances, across groups
@@ -83,7 +88,10 @@ class Evaluator {
     // Its assembly tasks: runs of gathers [assembly[k], assembly[k+1]) in `gathers_`.
     std::vector<size_t> assembly;
   };
-  void add_gather(const Wave& wave, const Gather& gather, double* values, double* g);
+  void add_gather(const Wave& wave, const Gather& gather, double* values, double* g, const double* scale);
+  // The H part of add_gather: the gather's sources summed into dst (a rows x cols block),
+  // copied rather than added when the gather opens the destination.
+  void sum_h_sources(const Wave& wave, const Gather& gather, double* dst, uint32_t rows, uint32_t cols);
   void run_kernel(uint32_t group, const compiler::Kernel& kernel, int64_t begin, int64_t end,
                   int64_t shift, const State& state, double* const* outputs);
   double residual_cost(const State& state, bool constraints);
@@ -102,6 +110,10 @@ class Evaluator {
   BigVector<Gather> gathers_;  // H's and g's, wave by wave
   // Per source of layout.h_sources / g_sources: its block's offset in the wave buffer.
   BigVector<uint64_t> h_offset_, g_offset_;
+  // Per stored block of H: the scalar row and column where it starts (for the scaling).
+  std::vector<int64_t> h_row_, h_col_;
+  // The H blocks and free variables no source reaches (none in practice): zeroed per call.
+  std::vector<uint32_t> h_unreached_, g_unreached_;
 };
 
 }  // namespace lsjit::detail

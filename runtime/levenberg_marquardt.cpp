@@ -84,8 +84,8 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
 
   auto evaluate_normal_equations = [&] {
     const auto t0 = Clock::now();
-    const double c = evaluator.normal_equations(state, g.data(), H);
-    if (H_is_scaled) scale_symmetric(scale, H);
+    // Once the scaling is known the evaluator applies it block by block as H is assembled.
+    const double c = evaluator.normal_equations(state, g.data(), H, H_is_scaled ? scale.data() : nullptr);
     summary.jacobian_s += seconds_since(t0);
     return c;
   };
