@@ -12,7 +12,7 @@ size_t rounded(size_t bytes) { return (bytes + kHugePageBytes - 1) / kHugePageBy
 }  // namespace
 
 void* allocate_huge(size_t bytes) {
-  if (bytes < kHugePageBytes) return ::operator new(bytes == 0 ? 1 : bytes);
+  if (bytes < kHugePageThreshold) return ::operator new(bytes == 0 ? 1 : bytes);
   const size_t size = rounded(bytes);
   if (size < bytes) throw std::bad_alloc();
   void* p = std::aligned_alloc(kHugePageBytes, size);
@@ -26,7 +26,7 @@ void* allocate_huge(size_t bytes) {
 
 void deallocate_huge(void* p, size_t bytes) noexcept {
   if (p == nullptr) return;
-  if (bytes < kHugePageBytes) {
+  if (bytes < kHugePageThreshold) {
     ::operator delete(p);
     return;
   }

@@ -10,9 +10,12 @@
 // (madvise(MADV_HUGEPAGE)) gets 2 MiB pages; under "always" it changes nothing, under
 // "never" (or on other systems) the hint is ignored and the memory is ordinary.
 //
-// Contract: allocations of at least kHugePageBytes are 2 MiB-aligned, their size rounded up
-// to a multiple of 2 MiB, and advised; smaller ones come from operator new. Deallocation
-// must get the same n (std::vector does). Stateless: every instance compares equal.
+// Contract: allocations of at least kHugePageThreshold (a quarter of a huge page) are 2
+// MiB-aligned, their size rounded up to a multiple of 2 MiB, and advised; smaller ones come
+// from operator new. The threshold trades memory for time: an array of 512 KiB that takes a
+// whole huge page wastes 1.5 MiB, but its 128 page faults would cost about 1.5 ms on the
+// project's machine (12 µs each, against 0.2 ms to fault and clear one 2 MiB page).
+// Deallocation must get the same n (std::vector does). Stateless: every instance compares equal.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +25,7 @@
 namespace lsjit::detail {
 
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
+inline constexpr size_t kHugePageThreshold = kHugePageBytes / 4;
 
 // The raw functions behind the allocator (runtime/huge_page_allocator.cpp).
 void* allocate_huge(size_t bytes);               // throws std::bad_alloc

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "lsjit/runtime/huge_page_allocator.h"
 #include "lsjit/runtime/linear/block_sparse.h"
 
 namespace lsjit::linear {
@@ -128,9 +129,9 @@ class SchurStructure {
   std::vector<int> camera_sizes() const;
 
  private:
-  template <typename T>
-  static std::span<const T> slice(const std::vector<T>& v, const std::vector<int64_t>& begin,
-                                  int i) {
+  template <typename Vector>
+  static std::span<const typename Vector::value_type> slice(const Vector& v, const std::vector<int64_t>& begin,
+                                                            int i) {
     return {v.data() + begin[i], static_cast<size_t>(begin[i + 1] - begin[i])};
   }
 
@@ -139,10 +140,10 @@ class SchurStructure {
   int uniform_camera_size_ = 0, uniform_point_size_ = 0;
   std::vector<CameraBlock> right_, left_;
   std::vector<int64_t> right_begin_, left_begin_;       // num_cameras + 1
-  std::vector<Observation> observations_;               // point-major
+  detail::BigVector<Observation> observations_;         // point-major
   std::vector<int64_t> point_begin_;                    // num_points + 1
   std::vector<int64_t> observation_vector_begin_;       // num_points + 1
-  std::vector<CameraObservation> camera_observations_;  // camera-major
+  detail::BigVector<CameraObservation> camera_observations_;  // camera-major
   std::vector<int64_t> camera_begin_;                   // num_cameras + 1
   std::vector<int64_t> point_square_, camera_square_;   // count + 1
 };
@@ -176,7 +177,7 @@ class ObservationPairs {
   int64_t max_camera_observations() const { return max_camera_observations_; }
 
  private:
-  std::vector<Pair> pairs_;
+  detail::BigVector<Pair> pairs_;
   std::vector<Run> runs_;
   std::vector<int64_t> run_begin_;  // num_cameras + 1
   int64_t max_camera_observations_ = 0;

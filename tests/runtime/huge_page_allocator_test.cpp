@@ -9,11 +9,17 @@
 
 using lsjit::detail::BigVector;
 using lsjit::detail::kHugePageBytes;
+using lsjit::detail::kHugePageThreshold;
 
 TEST_CASE("HugePageAllocator aligns large arrays to 2 MiB and keeps small ones ordinary") {
   BigVector<double> large(kHugePageBytes / sizeof(double) + 3, 1.5);
   CHECK(reinterpret_cast<uintptr_t>(large.data()) % kHugePageBytes == 0);
   CHECK(std::accumulate(large.begin(), large.end(), 0.0) == 1.5 * static_cast<double>(large.size()));
+
+  // From the threshold on, below a huge page too.
+  BigVector<char> quarter(kHugePageThreshold, 'q');
+  CHECK(reinterpret_cast<uintptr_t>(quarter.data()) % kHugePageBytes == 0);
+  CHECK(quarter.back() == 'q');
 
   BigVector<double> small(100, 2.0);
   CHECK(reinterpret_cast<uintptr_t>(small.data()) % alignof(double) == 0);
