@@ -214,21 +214,116 @@ const double* Evaluator::source(const Wave& wave, const Source& s, uint32_t arra
 
 namespace {
 
-// dst[0, n) += in[0, n), four at a time. dst (H or g) and in (the wave buffer) never
-// overlap, which the compiler cannot know: as a plain loop this stayed one scalar add at a
-// time and was three quarters of the assembly's samples on bundle adjustment. Each element
-// gets the same single addition, so results are unchanged to the bit.
-typedef double Double4 __attribute__((vector_size(32)));  // locals only (ABI varies with ISA)
-inline void add_block(double* __restrict dst, const double* __restrict in, uint32_t n) {
+// The plain gathers (no transpose, no loss) and the Jacobi scaling: nearly all of the
+// assembly's time on bundle adjustment (about 160k source blocks of 3 to 81 doubles per
+// evaluation on Ladybug-49). Written with V-wide vectors and compiled for AVX-512, for AVX2
+// and for generic x86-64, chosen once by the CPU (as in runtime/linear/schur_kernels.cpp:
+// nothing out of line in the bodies). dst (H or g) and the sources (the wave buffer) never
+// overlap, which the compiler cannot know; each element gets the same additions in the same
+// order whatever the width, so results are identical to the bit across instruction sets.
+template <int V>
+[[gnu::always_inline]] inline void add_block_body(double* __restrict dst, const double* __restrict in, uint32_t n) {
+  typedef double Vec __attribute__((vector_size(V * sizeof(double))));
   uint32_t k = 0;
-  for (; k + 4 <= n; k += 4) {
-    Double4 a, b;
+  for (; k + V <= n; k += V) {
+    Vec a, b;
     __builtin_memcpy(&a, dst + k, sizeof a);
     __builtin_memcpy(&b, in + k, sizeof b);
     a += b;
     __builtin_memcpy(dst + k, &a, sizeof a);
   }
   for (; k < n; ++k) dst[k] += in[k];
+}
+
+// dst[0, n) = Σ_s buffer[offsets[s] + (0, n)] over s in [0, count), in order; the first
+// source copied when `open` (the destination's first gather), else added to dst.
+template <int V>
+[[gnu::always_inline]] inline void sum_blocks_body(double* __restrict dst, const double* __restrict buffer,
+                                                   const uint64_t* offsets, uint64_t count, uint32_t n, bool open) {
+  uint64_t s = 0;
+  if (open && count > 0) {
+    __builtin_memcpy(dst, buffer + offsets[0], n * sizeof(double));
+    s = 1;
+  }
+  for (; s < count; ++s) add_block_body<V>(dst, buffer + offsets[s], n);
+}
+
+// dst (rows x cols, row-major) ← (dst · s_r) · s_c entrywise, the order scale_symmetric used.
+template <int V>
+[[gnu::always_inline]] inline void scale_block_body(double* dst, uint32_t rows, uint32_t cols,
+                                                    const double* sr, const double* sc) {
+  typedef double Vec __attribute__((vector_size(V * sizeof(double))));
+  for (uint32_t r = 0; r < rows; ++r) {
+    double* row = dst + uint64_t{r} * cols;
+    const double f = sr[r];
+    uint32_t c = 0;
+    for (; c + V <= cols; c += V) {
+      Vec a, b;
+      __builtin_memcpy(&a, row + c, sizeof a);
+      __builtin_memcpy(&b, sc + c, sizeof b);
+      a = a * f * b;
+      __builtin_memcpy(row + c, &a, sizeof a);
+    }
+    for (; c < cols; ++c) row[c] = row[c] * f * sc[c];
+  }
+}
+
+struct AssemblyKernels {
+  void (*sum_blocks)(double*, const double*, const uint64_t*, uint64_t, uint32_t, bool);
+  void (*scale_block)(double*, uint32_t, uint32_t, const double*, const double*);
+  void (*add_block)(double*, const double*, uint32_t);
+};
+
+template <int V>
+void sum_blocks_v(double* dst, const double* buffer, const uint64_t* offsets, uint64_t count, uint32_t n, bool open) {
+  sum_blocks_body<V>(dst, buffer, offsets, count, n, open);
+}
+template <int V>
+void scale_block_v(double* dst, uint32_t rows, uint32_t cols, const double* sr, const double* sc) {
+  scale_block_body<V>(dst, rows, cols, sr, sc);
+}
+template <int V>
+void add_block_v(double* dst, const double* in, uint32_t n) {
+  add_block_body<V>(dst, in, n);
+}
+
+#if defined(__x86_64__)
+[[gnu::target("avx2")]] void sum_blocks_avx2(double* dst, const double* buffer, const uint64_t* offsets,
+                                             uint64_t count, uint32_t n, bool open) {
+  sum_blocks_body<4>(dst, buffer, offsets, count, n, open);
+}
+[[gnu::target("avx2")]] void scale_block_avx2(double* dst, uint32_t rows, uint32_t cols, const double* sr,
+                                              const double* sc) {
+  scale_block_body<4>(dst, rows, cols, sr, sc);
+}
+[[gnu::target("avx2")]] void add_block_avx2(double* dst, const double* in, uint32_t n) {
+  add_block_body<4>(dst, in, n);
+}
+[[gnu::target("avx512f")]] void sum_blocks_avx512(double* dst, const double* buffer, const uint64_t* offsets,
+                                                  uint64_t count, uint32_t n, bool open) {
+  sum_blocks_body<8>(dst, buffer, offsets, count, n, open);
+}
+[[gnu::target("avx512f")]] void scale_block_avx512(double* dst, uint32_t rows, uint32_t cols, const double* sr,
+                                                   const double* sc) {
+  scale_block_body<8>(dst, rows, cols, sr, sc);
+}
+[[gnu::target("avx512f")]] void add_block_avx512(double* dst, const double* in, uint32_t n) {
+  add_block_body<8>(dst, in, n);
+}
+#endif
+
+// Without FMA (no "fma" in the targets) a · f · b rounds the same everywhere.
+const AssemblyKernels& assembly_kernels() {
+  static const AssemblyKernels kernels = [] {
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+      return AssemblyKernels{&sum_blocks_avx512, &scale_block_avx512, &add_block_avx512};
+    if (__builtin_cpu_supports("avx2")) return AssemblyKernels{&sum_blocks_avx2, &scale_block_avx2, &add_block_avx2};
+#endif
+    return AssemblyKernels{&sum_blocks_v<2>, &scale_block_v<2>, &add_block_v<2>};
+  }();
+  return kernels;
 }
 
 }  // namespace
@@ -240,26 +335,18 @@ void Evaluator::add_gather(const Wave& wave, const Gather& gather, double* value
   if (!gather.h) {
     const uint32_t n = layout_.free[d].tangent;
     double* dst = g + layout_.free[d].offset;
-    uint64_t s = gather.first;
-    if (gather.opens) {
-      if (gather.plain) {
-        std::copy(buffer + g_offset_[s], buffer + g_offset_[s] + n, dst);
-        ++s;
-      } else {
-        std::fill(dst, dst + n, 0.0);
-      }
+    if (gather.plain) {
+      assembly_kernels().sum_blocks(dst, buffer, g_offset_.data() + gather.first, gather.count, n, gather.opens);
+      return;
     }
-    for (; s < gather.first + gather.count; ++s) {
+    if (gather.opens) std::fill(dst, dst + n, 0.0);
+    for (uint64_t s = gather.first; s < gather.first + gather.count; ++s) {
       const double* in = buffer + g_offset_[s];
       const Source& src = layout_.g_sources[s];
-      const double rho1 = gather.plain || layout_.groups[src.group].losses.empty()
+      const double rho1 = layout_.groups[src.group].losses.empty()
                               ? 1.0
                               : corrections_[static_cast<size_t>(src.instance - wave.begin)].rho1;
-      if (gather.plain) {
-        add_block(dst, in, n);
-      } else {
-        for (uint32_t c = 0; c < n; ++c) dst[c] += rho1 * in[c];
-      }
+      for (uint32_t c = 0; c < n; ++c) dst[c] += rho1 * in[c];
     }
     return;
   }
@@ -268,34 +355,25 @@ void Evaluator::add_gather(const Wave& wave, const Gather& gather, double* value
   sum_h_sources(wave, gather, dst, rows, cols);
   if (scale != nullptr && gather.closes) {
     // Jacobi scaling, as the LM's scale_symmetric did it: (v · s_r) · s_c.
-    const double* sr = scale + h_row_[d];
-    const double* sc = scale + h_col_[d];
-    for (uint32_t r = 0; r < rows; ++r)
-      for (uint32_t c = 0; c < cols; ++c) dst[r * cols + c] = dst[r * cols + c] * sr[r] * sc[c];
+    assembly_kernels().scale_block(dst, rows, cols, scale + h_row_[d], scale + h_col_[d]);
   }
 }
 
 void Evaluator::sum_h_sources(const Wave& wave, const Gather& gather, double* dst, uint32_t rows,
                               uint32_t cols) {
   const double* buffer = wave_buffer_.data();
-  uint64_t s = gather.first;
   if (gather.plain) {
-    const uint32_t n = rows * cols;
-    if (gather.opens) {
-      std::copy(buffer + h_offset_[s], buffer + h_offset_[s] + n, dst);
-      ++s;
-    }
-    for (; s < gather.first + gather.count; ++s) add_block(dst, buffer + h_offset_[s], n);
+    assembly_kernels().sum_blocks(dst, buffer, h_offset_.data() + gather.first, gather.count, rows * cols, gather.opens);
     return;
   }
   if (gather.opens) std::fill(dst, dst + rows * cols, 0.0);
-  for (; s < gather.first + gather.count; ++s) {
+  for (uint64_t s = gather.first; s < gather.first + gather.count; ++s) {
     const Source& src = layout_.h_sources[s];
     const double* in = buffer + h_offset_[s];
     const KernelGroup& kg = layout_.groups[src.group];
     if (kg.losses.empty()) {
       if (!src.transpose) {
-        add_block(dst, in, rows * cols);
+        assembly_kernels().add_block(dst, in, rows * cols);
       } else {  // in is cols x rows
         for (uint32_t r = 0; r < rows; ++r)
           for (uint32_t c = 0; c < cols; ++c) dst[r * cols + c] += in[c * rows + r];
