@@ -128,6 +128,8 @@ TEST_CASE("linear schur solvers match a dense solve on random bundle adjustment 
       {{9}, {3}, {9, 3}},   {{6}, {3}, {6, 3}},   {{7}, {2}, {7, 2}},
       {{5}, {1}, {5, 1}},   {{3}, {3}, {3, 3}},   {{12}, {4}, {12, 4}},
       {{1}, {1}, {1, 1}},
+      // One and two rows past a full chunk of 8 lanes, summed flat with AVX-512.
+      {{10}, {3}, {10, 3}}, {{9}, {1}, {9, 1}}, {{9}, {4}, {9, 4}},
       // The fallbacks: a camera size beyond 12, a point size beyond 4, mixed sizes.
       {{13}, {3}, {kDynamic, 3}}, {{6}, {5}, {kDynamic, kDynamic}},
       {{6, 9}, {3}, {kDynamic, 3}}, {{9}, {3, 1}, {kDynamic, kDynamic}},
@@ -160,7 +162,7 @@ TEST_CASE("linear schur kernels: the Schur update for this CPU (AVX-512 or AVX2 
   // S = A + D_A − Σ B C⁻¹ Bᵀ (assemble_schur, dense target) and the inverses of its diagonal
   // blocks (invert_schur_diagonal), with make_schur_kernels' host_isa on and off: equal to
   // rounding (the FMA path rounds differently), for every fixed size the update serves.
-  const std::pair<int, int> sizes[] = {{9, 3}, {6, 3}, {7, 2}, {5, 1}, {12, 4}, {3, 3}, {1, 1}};
+  const std::pair<int, int> sizes[] = {{9, 3}, {6, 3}, {7, 2}, {5, 1}, {12, 4}, {3, 3}, {1, 1}, {10, 3}, {9, 1}, {9, 4}};
   std::mt19937_64 rng(57);
   for (const auto& [cs, ps] : sizes) {
     CAPTURE(cs);
