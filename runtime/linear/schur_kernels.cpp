@@ -130,12 +130,12 @@ template <int N>
 }
 
 // The Schur update S −= E Bᵀ for a CS x PS E (row-major, at e), the row-major CS x PS block
-// B at b and a CS x CS block of S at s (rows `stride` apart): most of the time of forming S
-// (dense_schur, sparse_schur) and of the Schur-Jacobi preconditioner. Each entry is the dot
-// product of multiply(), summed in increasing k from 0, computed four entries of a row of S
-// at a time against a transposed copy of B (rows of 9: measured 1.25x faster overall on
-// Ladybug-49's dense_schur solve with AVX2 + FMA than multiply()'s strided dot products;
-// docs/benchmarks.md). No Eigen inside: the
+// B at b and a CS x CS block of S at s (rows `stride` apart): most of the time of the
+// Schur-Jacobi preconditioner (forming S walks observation pairs instead: update_block_columns
+// below). Each entry is the dot product of multiply(), summed in increasing k from 0, computed
+// four entries of a row of S at a time against a transposed copy of B (rows of 9: measured
+// 1.25x faster on Ladybug-49's dense_schur solve with AVX2 + FMA, when it also formed S, than
+// multiply()'s strided dot products; docs/benchmarks.md). No Eigen inside: the
 // body is compiled twice, for generic x86-64 and for AVX2 + FMA (chosen once per Kernels by
 // the CPU), and only code with nothing out of line can be compiled for two instruction sets
 // in one program without the linker mixing the copies up.
@@ -257,7 +257,9 @@ template <int CS, int PS, int V, int G, int C0>
 
 // et[m] = (B_ip C_p⁻¹)ᵀ, PS x CS row-major, for the observations [begin, end) of one camera,
 // m counted from begin: entry (k, r) is Σ_l B_ip(r, l) C_p⁻¹(l, k), summed in increasing l.
-// Through a transposed copy of B, so that the compiler vectorizes along r.
+// Through a transposed copy of B (reading B in place made the Schur solve about 1.06x
+// slower). GCC -O2 still compiles the products to scalar multiply-adds; an explicitly
+// vectorized version along r measured no faster: the pass is bound by its loads of B.
 template <int CS, int PS>
 [[gnu::always_inline]] inline void e_transposed_body(double* et, const double* H, const double* inverses,
                                                      const SchurStructure::CameraObservation* begin,
