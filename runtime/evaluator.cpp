@@ -248,7 +248,7 @@ template <int V>
   for (; s < count; ++s) add_block_body<V>(dst, buffer + offsets[s], n);
 }
 
-// dst (rows x cols, row-major) ← (dst · s_r) · s_c entrywise, the order scale_symmetric used.
+// dst (rows x cols, row-major) ← (dst · s_r) · s_c entrywise.
 template <int V>
 [[gnu::always_inline]] inline void scale_block_body(double* dst, uint32_t rows, uint32_t cols,
                                                     const double* sr, const double* sc) {
@@ -271,7 +271,6 @@ template <int V>
 struct AssemblyKernels {
   void (*sum_blocks)(double*, const double*, const uint64_t*, uint64_t, uint32_t, bool);
   void (*scale_block)(double*, uint32_t, uint32_t, const double*, const double*);
-  void (*add_block)(double*, const double*, uint32_t);
 };
 
 template <int V>
@@ -281,10 +280,6 @@ void sum_blocks_v(double* dst, const double* buffer, const uint64_t* offsets, ui
 template <int V>
 void scale_block_v(double* dst, uint32_t rows, uint32_t cols, const double* sr, const double* sc) {
   scale_block_body<V>(dst, rows, cols, sr, sc);
-}
-template <int V>
-void add_block_v(double* dst, const double* in, uint32_t n) {
-  add_block_body<V>(dst, in, n);
 }
 
 #if defined(__x86_64__)
@@ -296,9 +291,6 @@ void add_block_v(double* dst, const double* in, uint32_t n) {
                                               const double* sc) {
   scale_block_body<4>(dst, rows, cols, sr, sc);
 }
-[[gnu::target("avx2")]] void add_block_avx2(double* dst, const double* in, uint32_t n) {
-  add_block_body<4>(dst, in, n);
-}
 [[gnu::target("avx512f")]] void sum_blocks_avx512(double* dst, const double* buffer, const uint64_t* offsets,
                                                   uint64_t count, uint32_t n, bool open) {
   sum_blocks_body<8>(dst, buffer, offsets, count, n, open);
@@ -306,9 +298,6 @@ void add_block_v(double* dst, const double* in, uint32_t n) {
 [[gnu::target("avx512f")]] void scale_block_avx512(double* dst, uint32_t rows, uint32_t cols, const double* sr,
                                                    const double* sc) {
   scale_block_body<8>(dst, rows, cols, sr, sc);
-}
-[[gnu::target("avx512f")]] void add_block_avx512(double* dst, const double* in, uint32_t n) {
-  add_block_body<8>(dst, in, n);
 }
 #endif
 
@@ -318,10 +307,10 @@ const AssemblyKernels& assembly_kernels() {
 #if defined(__x86_64__)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f"))
-      return AssemblyKernels{&sum_blocks_avx512, &scale_block_avx512, &add_block_avx512};
-    if (__builtin_cpu_supports("avx2")) return AssemblyKernels{&sum_blocks_avx2, &scale_block_avx2, &add_block_avx2};
+      return AssemblyKernels{&sum_blocks_avx512, &scale_block_avx512};
+    if (__builtin_cpu_supports("avx2")) return AssemblyKernels{&sum_blocks_avx2, &scale_block_avx2};
 #endif
-    return AssemblyKernels{&sum_blocks_v<2>, &scale_block_v<2>, &add_block_v<2>};
+    return AssemblyKernels{&sum_blocks_v<2>, &scale_block_v<2>};
   }();
   return kernels;
 }
@@ -354,9 +343,16 @@ void Evaluator::add_gather(const Wave& wave, const Gather& gather, double* value
   double* dst = values + layout_.h_value_offset[d];
   sum_h_sources(wave, gather, dst, rows, cols);
   if (scale != nullptr && gather.closes) {
-    // Jacobi scaling, as the LM's scale_symmetric did it: (v · s_r) · s_c.
+    // Jacobi scaling, the same arithmetic as scale().
     assembly_kernels().scale_block(dst, rows, cols, scale + h_row_[d], scale + h_col_[d]);
   }
+}
+
+void Evaluator::scale(const double* scale, linear::BlockSparseSymmetric& H) const {
+  double* values = H.values().data();
+  for (size_t d = 0; d < h_row_.size(); ++d)
+    assembly_kernels().scale_block(values + layout_.h_value_offset[d], layout_.h_rows[d], layout_.h_cols[d],
+                                   scale + h_row_[d], scale + h_col_[d]);
 }
 
 void Evaluator::sum_h_sources(const Wave& wave, const Gather& gather, double* dst, uint32_t rows,
@@ -373,7 +369,7 @@ void Evaluator::sum_h_sources(const Wave& wave, const Gather& gather, double* ds
     const KernelGroup& kg = layout_.groups[src.group];
     if (kg.losses.empty()) {
       if (!src.transpose) {
-        assembly_kernels().add_block(dst, in, rows * cols);
+        assembly_kernels().sum_blocks(dst, buffer, &h_offset_[s], 1, rows * cols, false);
       } else {  // in is cols x rows
         for (uint32_t r = 0; r < rows; ++r)
           for (uint32_t c = 0; c < cols; ++c) dst[r * cols + c] += in[c * rows + r];

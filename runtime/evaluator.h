@@ -8,8 +8,9 @@
 // A wave holds as many whole chunks as fit in about kWaveBytes, so that its buffer is
 // still in cache when the assembly reads it back (with waves of 16384 BAL instances, 17 MB,
 // the assembly took 4.8x the kernels' time; half a megabyte, which leaves room in a 1 MB L2
-// for the destinations, assembles Ladybug-49 1.06-1.10x faster than a whole one); the destinations a wave touches and where
-// their sources sit in the buffer are listed once, at construction, so a wave costs only
+// for the destinations, assembles Ladybug-49 1.06-1.10x faster than a whole one); the
+// destinations a wave touches and where their sources sit in the buffer are listed once, at
+// construction, so a wave costs only
 // its own sources. Memory is one wave's buffer plus the lists (one entry per source),
 // whatever the problem size. Work inside a wave is cut into fixed chunks of kChunk
 // instances and fixed runs of destinations, independent of the thread count; each
@@ -65,6 +66,9 @@ class Evaluator {
   // destination's first source is copied, not added to zero.
   double normal_equations(const State& state, double* g, linear::BlockSparseSymmetric& H,
                           const double* scale = nullptr);
+  // H ← diag(scale) H diag(scale) for an H that normal_equations returned unscaled: the same
+  // arithmetic, block by block, so that H scaled afterwards equals H evaluated with scale.
+  void scale(const double* scale, linear::BlockSparseSymmetric& H) const;
 
  private:
   struct Task {  // instances [begin, end) of one group

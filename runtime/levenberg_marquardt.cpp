@@ -30,26 +30,6 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
   return s;
 }
 
-// A ← diag(s) A diag(s), blockwise. In place: a second matrix the size of H would double
-// the memory of large problems (H is most of it) and add a pass over it per iteration.
-void scale_symmetric(const std::vector<double>& s, linear::BlockSparseSymmetric& A) {
-  const linear::BlockPattern& P = A.pattern();
-  double* values = A.values().data();
-  for (int i = 0; i < P.num_blocks(); ++i) {
-    const int64_t r0 = P.scalar_offset(i);
-    const int rows = P.block_size(i);
-    for (int64_t k = P.row_begin(i); k < P.row_end(i); ++k) {
-      const int j = P.col(k);
-      const int64_t c0 = P.scalar_offset(j);
-      const int cols = P.block_size(j);
-      const int64_t off = P.offset(k);
-      for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c)
-          values[off + r * cols + c] = values[off + r * cols + c] * s[r0 + r] * s[c0 + c];
-    }
-  }
-}
-
 // The first free variable whose gradient entries or diagonal of H are not finite, as
 // "TYPE variable ID", or "" when all are. A NaN or inf anywhere in a variable's Jacobian
 // shows in both (g_v = J_vᵀr, H_vv = J_vᵀJ_v), and every step computed from them would be
@@ -117,7 +97,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
   if (options.jacobi_scaling) {
     H.diagonal(diag.data());
     for (size_t i = 0; i < n; ++i) scale[i] = 1.0 / (1.0 + std::sqrt(std::max(diag[i], 0.0)));
-    scale_symmetric(scale, H);
+    evaluator.scale(scale.data(), H);  // from now on the evaluator scales as it assembles
     H_is_scaled = true;
   }
 
