@@ -7,6 +7,7 @@
 //   lsjit   source cache solver tolerance max_iterations target fixed
 //   ceres   source solver max_iterations target fixed
 //   kernel  source cache repeats      (the normal-equations and residual kernels alone)
+//   schur   source cache solver tolerance repeats   (one Schur linear solve alone)
 // source is "file:PATH" (a BAL file) or "synthetic:N" (synthetic_spec(N), generated in the
 // child). target is a cost: lsjit stops at the first iteration at or below it (unless
 // fixed), both record when they crossed it; fixed=1 zeroes the tolerances so that exactly

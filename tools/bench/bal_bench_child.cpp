@@ -19,6 +19,7 @@
 #include "lsjit/runtime/bal_problem.h"
 #include "lsjit/runtime/builtin_costs.h"
 #include "lsjit/runtime/io/bal.h"
+#include "lsjit/runtime/linear/schur_solver.h"
 
 namespace lsjit::bench {
 namespace {
@@ -227,6 +228,65 @@ void child_kernel(const ChildArgs& args) {
   time_kernel(compiler::KernelMode::Residual, "residual_kernel_s");
 }
 
+// One Schur linear solve alone, as LM's first iteration solves it: H and g at the file's
+// values (Jacobi-scaled as LM scales them), damping diag(H) / 10^4, the points eliminated.
+// Median of `repeats` solves after one warm-up, one thread: the linear_solver_s share of a
+// solve without the LM around it, steady enough to compare two builds of a Schur kernel.
+void child_schur(const ChildArgs& args) {
+  compiler::KernelCache cache(cache_options(args));
+  const io::BalProblem bal = load(arg(args, "source"));
+  const int repeats = std::max(1, std::stoi(arg(args, "repeats")));
+  BalLeastSquares p = make_bal_problem(bal);
+  AnalyzeOptions analyze_options;
+  analyze_options.cache = &cache;
+  const AnalyzedProblem analyzed = p.problem.analyze(analyze_options);
+  const size_t n = analyzed.tangent_dim();
+  std::vector<double> g(n);
+  linear::BlockSparseSymmetric H = analyzed.gauss_newton_matrix(p.initial, g.data());
+  std::vector<double> diag(n), scale(n), shift(n), x(n);
+  H.diagonal(diag.data());
+  for (size_t i = 0; i < n; ++i) scale[i] = 1.0 / (1.0 + std::sqrt(std::max(diag[i], 0.0)));
+  const linear::BlockPattern& pattern = H.pattern();
+  for (int r = 0; r < pattern.num_blocks(); ++r)
+    for (int64_t k = pattern.row_begin(r); k < pattern.row_end(r); ++k) {
+      const int c = pattern.col(k);
+      double* block = H.values().data() + pattern.offset(k);
+      for (int a = 0; a < pattern.block_size(r); ++a)
+        for (int b = 0; b < pattern.block_size(c); ++b)
+          block[a * pattern.block_size(c) + b] *=
+              scale[pattern.scalar_offset(r) + a] * scale[pattern.scalar_offset(c) + b];
+    }
+  H.diagonal(diag.data());
+  for (size_t i = 0; i < n; ++i) {
+    shift[i] = std::clamp(diag[i], 1e-6, 1e32) / 1e4;
+    g[i] = -g[i] * scale[i];
+  }
+  int first_point = 0;
+  for (const AnalyzedProblem::FreeVariable& v : analyzed.free_variables())
+    if (v.tangent == 9) ++first_point;
+  const std::string& name = arg(args, "solver");
+  const linear::LinearSolverType type = name == "dense_schur"    ? linear::LinearSolverType::DenseSchur
+                                        : name == "sparse_schur" ? linear::LinearSolverType::SparseSchur
+                                                                 : linear::LinearSolverType::IterativeSchur;
+  const std::unique_ptr<linear::LinearSolver> solver =
+      linear::make_schur_solver(type, H.shared_pattern(), first_point);
+  linear::LinearSolverOptions o;
+  o.cg_relative_tolerance = std::stod(arg(args, "tolerance"));
+  std::vector<double> t;
+  for (int r = 0; r <= repeats; ++r) {
+    const auto start = Clock::now();
+    const linear::LinearSolveSummary s = solver->solve(H, shift.data(), g.data(), x.data(), o);
+    if (!s.ok) throw std::runtime_error("schur solve failed: " + s.message);
+    if (r > 0) t.push_back(seconds_since(start));
+  }
+  std::sort(t.begin(), t.end());
+  emit("schur_solve_s", t[t.size() / 2]);
+  emit("schur_solve_min_s", t.front());
+  double norm = 0;
+  for (double v : x) norm += v * v;
+  emit("step_norm", std::sqrt(norm));
+}
+
 }  // namespace
 
 io::BalSpec synthetic_spec(int64_t observations) {
@@ -242,6 +302,7 @@ int child_main(const std::string& kind, const ChildArgs& args) {
     if (kind == "lsjit") child_lsjit(args);
     else if (kind == "ceres") child_ceres(args);
     else if (kind == "kernel") child_kernel(args);
+    else if (kind == "schur") child_schur(args);
     else throw std::runtime_error("unknown child kind " + kind);
   } catch (const std::exception& e) {
     std::cerr << "lsjit_bench_bal --child " << kind << ": " << e.what() << "\n";
