@@ -17,15 +17,19 @@ import sys
 
 PHASES = [
     ("input (read_bal, generate_bal)", r"lsjit::io::"),
-    ("JIT kernels (normal equations, residual)", r"^\[JIT\]"),
-    ("lsjit: assembly of H and g from the kernel outputs", r"Evaluator::normal_equations|Evaluator::source"),
-    ("lsjit: Schur, assemble S", r"Kernels<.*>::assemble_schur"),
+    ("JIT kernels (normal equations, residual; with libmvec sin/cos)", r"^\[JIT\]|^libmvec"),
+    ("lsjit: assembly of H and g from the kernel outputs",
+     r"Evaluator::(normal_equations|source|add_gather|sum_h_sources|scale)"
+     r"|lsjit::detail::.*(sum_blocks|scale_block|add_block)"),
+    ("lsjit: Schur, form S (E = B C⁻¹, pair updates)",
+     r"Kernels<.*>::assemble_schur|update_block|e_transposed|start_row"),
+    ("lsjit: Schur, factor and solve S (blocked Cholesky)", r"blocked_cholesky|factor_(avx512|avx2|generic)|factor_body"),
     ("lsjit: Schur, point inverses, elimination, back substitution",
-     r"Kernels<.*>::(invert_points|multiply_bt|solve_points|reduce_rhs)|invert_spd"),
+     r"Kernels<.*>::(invert_points|multiply_bt|solve_points|reduce_rhs)|invert_spd|symmetric<"),
     ("lsjit: Schur, implicit S products and preconditioner",
-     r"Kernels<.*>::(multiply_schur|invert_schur_diagonal|multiply_camera_inverses)|IterativeSchur"),
-    ("lsjit: LM step bookkeeping (scale H, H*step, diagonal, finiteness check)",
-     r"levenberg_marquardt|BlockSparseSymmetric::(multiply|diagonal)|all_finite|scale_symmetric"),
+     r"Kernels<.*>::(multiply_schur|invert_schur_diagonal|multiply_camera_inverses)|IterativeSchur|subtract_e_bt"),
+    ("lsjit: LM step bookkeeping (H*step, diagonal, finiteness check)",
+     r"levenberg_marquardt|BlockSparseSymmetric::(multiply|diagonal)|all_finite"),
     ("Ceres: Schur elimination, implicit Schur products, preconditioner, CG",
      r"ceres::internal::\S*(SchurEliminator|SchurComplement|SchurJacobiPreconditioner|PartitionedMatrixView"
      r"|BlockRandomAccess|ConjugateGradients|DenseSchur|SparseSchur)"),
