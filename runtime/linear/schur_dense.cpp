@@ -18,7 +18,7 @@ DenseSchur::DenseSchur(std::shared_ptr<const BlockPattern> pattern, int first_el
 }
 
 LinearSolveSummary DenseSchur::solve_reduced(const BlockSparseSymmetric& A, const double* shift,
-                                             const double* r, double* x_A,
+                                             const double* b, double* r, double* x_A,
                                              const LinearSolverOptions&) {
   LinearSolveSummary summary;
   summary.iterations = 1;
@@ -31,8 +31,8 @@ LinearSolveSummary DenseSchur::solve_reduced(const BlockSparseSymmetric& A, cons
   // its end), so the padding stays an identity block decoupled from S.
   const SchurTarget target{.dense = S_.data(), .dense_stride = padded_};
   parallel_for(structure_.num_cameras(), [&](int begin, int end) {
-    kernels().assemble_schur(A.values().data(), shift, point_inverses(), pairs_, target, begin,
-                             end);
+    kernels().assemble_schur(A.values().data(), shift, point_inverses(), pairs_, target, b, r,
+                             begin, end);
   });
   if (blocked_cholesky(S_.data(), padded_) >= 0) {
     summary.message =

@@ -25,8 +25,9 @@ class DenseSchur final : public SchurSolver {
 
  protected:
   LinearSolveSummary solve_reduced(const BlockSparseSymmetric& A, const double* shift,
-                                   const double* r, double* x_A,
+                                   const double* b, double* r, double* x_A,
                                    const LinearSolverOptions& options) override;
+  bool forms_reduced_rhs() const override { return true; }
 
  private:
   // S's upper triangle row-major, rows padded_ doubles apart, then its Cholesky factor (the

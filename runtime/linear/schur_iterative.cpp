@@ -30,8 +30,8 @@ void IterativeSchur::multiply(const double* H, const double* shift, const double
 }
 
 LinearSolveSummary IterativeSchur::solve_reduced(const BlockSparseSymmetric& A,
-                                                 const double* shift, const double* r,
-                                                 double* x_A,
+                                                 const double* shift, const double*,
+                                                 double* r, double* x_A,
                                                  const LinearSolverOptions& options) {
   LinearSolveSummary summary;
   const size_t n = static_cast<size_t>(structure_.camera_dim());

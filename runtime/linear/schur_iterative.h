@@ -37,7 +37,7 @@ class IterativeSchur final : public SchurSolver {
  protected:
   std::string invalid_options(const LinearSolverOptions& options) const override;
   LinearSolveSummary solve_reduced(const BlockSparseSymmetric& A, const double* shift,
-                                   const double* r, double* x_A,
+                                   const double* b, double* r, double* x_A,
                                    const LinearSolverOptions& options) override;
 
  private:

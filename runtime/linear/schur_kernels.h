@@ -70,10 +70,13 @@ class SchurKernels {
   // Block rows [begin, end) of S = A + D_A − Σ_p B_p inverses_p B_pᵀ: every stored block
   // (i, j), j >= i, of those rows is overwritten (diagonal blocks in full). pairs is the
   // structure's ObservationPairs; each block's sum over its points is taken in increasing
-  // point order.
+  // point order. When b (the full right-hand side, dim() doubles) is not null, also the
+  // reduced right-hand side of those cameras, r_i = b_i − Σ_p E_ip b_p with E_ip = B_ip
+  // inverses_p, summed in increasing point order: E is at hand there, so this saves
+  // reduce_rhs' pass over B (mathematically the same r; it rounds differently).
   virtual void assemble_schur(const double* H, const double* shift, const double* inverses,
                               const ObservationPairs& pairs, const SchurTarget& target,
-                              int begin, int end) const = 0;
+                              const double* b, double* r, int begin, int end) const = 0;
 
   // out_i = (S_ii)⁻¹ by Cholesky, for cameras [begin, end): the Schur-Jacobi preconditioner.
   // Returns the first camera whose S_ii is not positive definite, -1 if none.

@@ -97,14 +97,16 @@ LinearSolveSummary SchurSolver::solve_checked(const BlockSparseSymmetric& A, con
                       " of A + diag(shift), an eliminated point, is not)";
     return summary;
   }
-  double* v = point_work_.data();
-  eliminate(H, b + na, nullptr, v);
   double* r = reduced_rhs_.data();
-  parallel_for(s.num_cameras(), [&](int begin, int end) {
-    k.reduce_rhs(H, v, b, r, begin, end);
-  });
+  if (!forms_reduced_rhs()) {
+    double* v = point_work_.data();
+    eliminate(H, b + na, nullptr, v);
+    parallel_for(s.num_cameras(), [&](int begin, int end) {
+      k.reduce_rhs(H, v, b, r, begin, end);
+    });
+  }
 
-  summary = solve_reduced(A, shift, r, x, options);
+  summary = solve_reduced(A, shift, b, r, x, options);
   if (!summary.ok) return summary;
   eliminate(H, b + na, x, x + na);
   return summary;

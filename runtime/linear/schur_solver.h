@@ -91,10 +91,15 @@ class SchurSolver : public LinearSolver {
   virtual std::string invalid_options(const LinearSolverOptions& options) const { return ""; }
 
   // Solves S x_A = r; point_inverses() holds (C_p + D_p)⁻¹. r and x_A are camera_dim()
-  // doubles (possibly none). Fills the summary as solve_checked would.
+  // doubles (possibly none). r holds the reduced right-hand side, except for a solver whose
+  // forms_reduced_rhs() is true: that one fills r from b (the full right-hand side) as it
+  // assembles S. Fills the summary as solve_checked would.
   virtual LinearSolveSummary solve_reduced(const BlockSparseSymmetric& A, const double* shift,
-                                           const double* r, double* x_A,
+                                           const double* b, double* r, double* x_A,
                                            const LinearSolverOptions& options) = 0;
+  // Whether solve_reduced forms r itself (assemble_schur with b), sparing solve_checked its
+  // own pass over B for it.
+  virtual bool forms_reduced_rhs() const { return false; }
 
   // Runs f(begin, end) on contiguous ranges covering [0, n), on the pool's threads.
   template <typename F>

@@ -26,7 +26,7 @@ SparseSchur::SparseSchur(std::shared_ptr<const BlockPattern> pattern, int first_
 }
 
 LinearSolveSummary SparseSchur::solve_reduced(const BlockSparseSymmetric& A, const double* shift,
-                                              const double* r, double* x_A,
+                                              const double* b, double* r, double* x_A,
                                               const LinearSolverOptions& options) {
   if (S_.dim() == 0) {  // only points; the empty r and x_A may be null
     LinearSolveSummary summary;
@@ -36,8 +36,8 @@ LinearSolveSummary SparseSchur::solve_reduced(const BlockSparseSymmetric& A, con
   }
   const SchurTarget target{.sparse = &S_};
   parallel_for(structure_.num_cameras(), [&](int begin, int end) {
-    kernels().assemble_schur(A.values().data(), shift, point_inverses(), pairs_, target, begin,
-                             end);
+    kernels().assemble_schur(A.values().data(), shift, point_inverses(), pairs_, target, b, r,
+                             begin, end);
   });
   // The damping of the cameras is already in S. The solve checks S for non-finite values
   // (an overflow in the elimination) and names the camera block.

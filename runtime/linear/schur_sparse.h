@@ -36,8 +36,9 @@ class SparseSchur final : public SchurSolver {
 
  protected:
   LinearSolveSummary solve_reduced(const BlockSparseSymmetric& A, const double* shift,
-                                   const double* r, double* x_A,
+                                   const double* b, double* r, double* x_A,
                                    const LinearSolverOptions& options) override;
+  bool forms_reduced_rhs() const override { return true; }
 
  private:
   BlockSparseSymmetric S_;
