@@ -2,6 +2,9 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -215,7 +218,8 @@ SubtractEBt subtract_e_bt_for_host(bool host_isa) {
 // its points and subtracted from the CS x CS block at s (rows `stride` apart) once: column c
 // of the sum is lanes of V-wide vectors (E's column k, read contiguously from E transposed)
 // times B_jp(c, k) broadcast. Columns go in groups of G, so that G times the row chunks fit in
-// the registers (AVX-512: 9 x 2 accumulators of 8 doubles for CS = 9; AVX2: 4 x 3 of 4);
+// the registers (AVX-512: 9 x 2 accumulators of 8 doubles for CS = 9, on Zen 4 9 x 3 of 4;
+// AVX2: 4 x 3 of 4);
 // each group walks the pairs again. The last row chunk reads up to V − 1 doubles past an E
 // (the next one's, or the scratch's padding) into lanes that are never stored. Each entry is
 // summed in increasing point then k, whatever the range split. Like subtract_e_bt_body, no
@@ -342,6 +346,29 @@ template <int CS, int PS>
                                                         const double* H) {
   update_block_columns<CS, PS, 8, column_group(CS, 8, 24), 0>(s, stride, et, begin, end, H);
 }
+
+// The update in 256-bit vectors but with AVX-512's 32 registers (AVX-512VL), for CPUs that
+// execute a 512-bit operation as two 256-bit halves (AMD Zen 4): there a 512-bit broadcast
+// and multiply-add cost two issue slots each, and for CS = 9 half of the second 8-row chunk's
+// lanes are wasted. 81 multiply-adds of 4 lanes with 27 accumulators (all nine columns at
+// once) made a whole Ladybug-49 Schur solve 1.10x faster there than update_block_avx512
+// (54 of 8 lanes, 18 accumulators); a flat last row (27 + 7 accumulators) did not help.
+template <int CS, int PS>
+[[gnu::target("avx512f,avx512vl,fma")]] void update_block_avx512_halves(
+    double* s, int64_t stride, const double* et, const ObservationPairs::Pair* begin,
+    const ObservationPairs::Pair* end, const double* H) {
+  update_block_columns<CS, PS, 4, column_group(CS, 4, 28), 0>(s, stride, et, begin, end, H);
+}
+
+// AMD family 19h with AVX-512 is Zen 4, whose vector units are 256 bits wide (family 1Ah,
+// Zen 5, has 512-bit units; Intel's AVX-512 CPUs have at least one 512-bit unit).
+bool splits_512_bit_operations() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx) || ebx != 0x68747541 /* "Auth"enticAMD */) return false;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
+  const unsigned family = ((eax >> 8) & 0xf) + ((eax >> 20) & 0xff);
+  return family == 0x19;
+}
 #endif
 
 // The pair of functions that form S for fixed sizes on this CPU; nulls for runtime sizes.
@@ -357,6 +384,9 @@ FormS form_s_for_host(bool host_isa) {
   } else {
 #if defined(__x86_64__)
     __builtin_cpu_init();
+    if (host_isa && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        splits_512_bit_operations())
+      return {&e_transposed_avx512<CS, PS>, &update_block_avx512_halves<CS, PS>};
     if (host_isa && __builtin_cpu_supports("avx512f"))
       return {&e_transposed_avx512<CS, PS>, &update_block_avx512<CS, PS>};
     if (host_isa && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
