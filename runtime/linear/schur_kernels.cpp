@@ -2,12 +2,11 @@
 
 #include <Eigen/Core>
 #include <algorithm>
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
 #include <cmath>
 #include <utility>
 #include <vector>
+
+#include "lsjit/runtime/cpu_features.h"
 
 // Compile time matters here: the kernels are instantiated for some fifty (camera, point)
 // size pairs. So whatever depends on one size only (inverting a point or camera block,
@@ -359,16 +358,6 @@ template <int CS, int PS>
     const ObservationPairs::Pair* end, const double* H) {
   update_block_columns<CS, PS, 4, column_group(CS, 4, 28), 0>(s, stride, et, begin, end, H);
 }
-
-// AMD family 19h with AVX-512 is Zen 4, whose vector units are 256 bits wide (family 1Ah,
-// Zen 5, has 512-bit units; Intel's AVX-512 CPUs have at least one 512-bit unit).
-bool splits_512_bit_operations() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx) || ebx != 0x68747541 /* "Auth"enticAMD */) return false;
-  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
-  const unsigned family = ((eax >> 8) & 0xf) + ((eax >> 20) & 0xff);
-  return family == 0x19;
-}
 #endif
 
 // The pair of functions that form S for fixed sizes on this CPU; nulls for runtime sizes.
@@ -385,7 +374,7 @@ FormS form_s_for_host(bool host_isa) {
 #if defined(__x86_64__)
     __builtin_cpu_init();
     if (host_isa && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-        splits_512_bit_operations())
+        detail::cpu_splits_512_bit_operations())
       return {&e_transposed_avx512<CS, PS>, &update_block_avx512_halves<CS, PS>};
     if (host_isa && __builtin_cpu_supports("avx512f"))
       return {&e_transposed_avx512<CS, PS>, &update_block_avx512<CS, PS>};
