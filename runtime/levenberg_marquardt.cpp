@@ -55,8 +55,13 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
   std::ostream& log = options.log ? *options.log : std::cout;
   const size_t n = static_cast<size_t>(layout.tangent_dim);
 
-  // H and g as evaluated, except that once the Jacobi scaling S is known H holds S H S
-  // (g stays unscaled): steps are solved in scaled variables, and nothing needs H itself.
+  // H and g as evaluated, except that once the Jacobi scaling S is known H holds S H S for
+  // an iterative solver (g stays unscaled): its steps are solved in scaled variables, where
+  // CG's stopping test and preconditioner see a well-scaled matrix. A direct solver gets H
+  // itself and the scaled system's damping carried back to the unscaled variables:
+  // (S H S + D) δ' = −S g is (H + S⁻¹ D S⁻¹) δ = −g with δ = S δ', the same step up to
+  // rounding (Cholesky's accuracy does not depend on a diagonal scaling), without scaling
+  // every entry of H at every evaluation (6% of a Ladybug-49 dense_schur solve).
   linear::BlockSparseSymmetric H(layout.pattern);
   bool H_is_scaled = false;
   std::vector<double> g(n), scale(n, 1.0), diag(n), shift(n), rhs(n), step_scaled(n), step(n), Hstep(n);
@@ -97,8 +102,10 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
   if (options.jacobi_scaling) {
     H.diagonal(diag.data());
     for (size_t i = 0; i < n; ++i) scale[i] = 1.0 / (1.0 + std::sqrt(std::max(diag[i], 0.0)));
-    evaluator.scale(scale.data(), H);  // from now on the evaluator scales as it assembles
-    H_is_scaled = true;
+    if (!solver.direct()) {
+      evaluator.scale(scale.data(), H);  // from now on the evaluator scales as it assembles
+      H_is_scaled = true;
+    }
   }
 
   double radius = options.initial_trust_region_radius;
@@ -155,13 +162,16 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
     it.iteration = iteration;
     summary.iterations = iteration;
 
-    // The step, in scaled variables: (S H S + D/μ) δ' = −S g, δ = S δ'.
+    // The step of the scaled system (S H S + D/μ) δ' = −S g, δ = S δ', D = diag(S H S)
+    // clamped: solved as it stands when H holds S H S, else as (H + S⁻² D/μ) δ = −g, so
+    // that step_scaled, rhs and shift below are all in the variables the solver saw.
     H.diagonal(diag.data());
     for (size_t i = 0; i < n; ++i) {
+      const double s2 = H_is_scaled ? 1.0 : scale[i] * scale[i];
       shift[i] = options.gauss_newton
                      ? 0.0
-                     : std::clamp(diag[i], options.min_lm_diagonal, options.max_lm_diagonal) / radius;
-      rhs[i] = -scale[i] * g[i];
+                     : std::clamp(s2 * diag[i], options.min_lm_diagonal, options.max_lm_diagonal) / radius / s2;
+      rhs[i] = H_is_scaled ? -scale[i] * g[i] : -g[i];
     }
     linear::LinearSolverOptions linear_options;
     linear_options.max_cg_iterations = options.max_linear_iterations;
@@ -176,13 +186,13 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
     double candidate_cost = 0, model_decrease = 0;
     std::string why_rejected;
     if (ls.ok) {
-      for (size_t i = 0; i < n; ++i) step[i] = scale[i] * step_scaled[i];
-      // Decrease predicted by the Gauss–Newton model, −(gᵀδ + ½ δᵀHδ), in scaled
-      // variables (where rhs = −S g): rhsᵀδ' − ½ δ'ᵀ(S H S)δ'. After a factorization,
-      // (S H S + diag(shift)) δ' = rhs to rounding, so δ'ᵀ(S H S)δ' = rhsᵀδ' − Σ shift δ'²
-      // and the decrease is ½(rhsᵀδ' + Σ shift δ'²): two nonnegative terms, no product with
-      // H (a pass over it: 4-5% of a Ladybug-49 solve) and no cancellation. An inexact (CG)
-      // step satisfies no such identity and gets the product.
+      for (size_t i = 0; i < n; ++i) step[i] = H_is_scaled ? scale[i] * step_scaled[i] : step_scaled[i];
+      // Decrease predicted by the Gauss–Newton model, −(gᵀδ + ½ δᵀHδ), in the solver's
+      // variables (scaled: rhs = −S g, δ'; or not: rhs = −g, δ): rhsᵀδ' − ½ δ'ᵀ(S H S)δ'.
+      // After a factorization, (S H S + diag(shift)) δ' = rhs to rounding, so δ'ᵀ(S H S)δ' =
+      // rhsᵀδ' − Σ shift δ'² and the decrease is ½(rhsᵀδ' + Σ shift δ'²): two nonnegative
+      // terms, no product with H (a pass over it: 4-5% of a Ladybug-49 solve) and no
+      // cancellation. An inexact (CG) step satisfies no such identity and gets the product.
       if (ls.direct) {
         double damped = 0;
         for (size_t i = 0; i < n; ++i) damped += shift[i] * step_scaled[i] * step_scaled[i];

@@ -10,9 +10,11 @@
 // after repeated failures; both avoid the oscillation of the classic ×10 / ÷10 update. We
 // chose it so that iteration counts and final costs compare one to one with Ceres.
 //
-// With jacobi_scaling the system is solved in variables scaled by s = 1/(1 + sqrt(diag H))
-// computed at the initial point (Ceres does the same), which makes D well conditioned
-// across variables of very different magnitude.
+// With jacobi_scaling the step is that of the system in variables scaled by s = 1/(1 +
+// sqrt(diag H)) computed at the initial point (Ceres does the same), which makes D well
+// conditioned across variables of very different magnitude. Iterative solvers solve the
+// scaled system; direct ones the same system carried back to the unscaled variables (the
+// same step up to rounding, without scaling H at every evaluation).
 //
 // Numerical trouble is a rejected step, never an exception: a linear solve that fails
 // (not positive definite, non-finite) or a trial point whose cost is not finite shrinks
