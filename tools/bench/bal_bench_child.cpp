@@ -261,9 +261,14 @@ void child_schur(const ChildArgs& args) {
     shift[i] = std::clamp(diag[i], 1e-6, 1e32) / 1e4;
     g[i] = -g[i] * scale[i];
   }
+  // free_variables() orders by type name: the cameras (tangent 9), then the points (3).
   int first_point = 0;
-  for (const AnalyzedProblem::FreeVariable& v : analyzed.free_variables())
-    if (v.tangent == 9) ++first_point;
+  for (const AnalyzedProblem::FreeVariable& v : analyzed.free_variables()) {
+    if (v.tangent != 9) break;
+    ++first_point;
+  }
+  if (first_point != static_cast<int>(bal.cameras.size()))
+    throw std::runtime_error("schur child: the cameras are not the first free variables");
   const std::string& name = arg(args, "solver");
   const linear::LinearSolverType type = name == "dense_schur"    ? linear::LinearSolverType::DenseSchur
                                         : name == "sparse_schur" ? linear::LinearSolverType::SparseSchur
