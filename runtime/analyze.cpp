@@ -353,11 +353,12 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
             const int b = free_of(kg, w, i);
             if (b < 0) continue;
             const uint32_t array = L.hessian_array(v, w);
+            // A diagonal block is its row's first (BlockPattern): no search for it.
             if (v == w) {
-              h_item(P.find_index(a, a), detail::Source{instance, array, gi, false});
+              h_item(P.row_begin(a), detail::Source{instance, array, gi, false});
             } else if (a == b) {  // one variable in two slots: J_vᵀJ_w + J_wᵀJ_v
-              h_item(P.find_index(a, a), detail::Source{instance, array, gi, false});
-              h_item(P.find_index(a, a), detail::Source{instance, array, gi, true});
+              h_item(P.row_begin(a), detail::Source{instance, array, gi, false});
+              h_item(P.row_begin(a), detail::Source{instance, array, gi, true});
             } else if (a < b) {
               h_item(P.find_index(a, b), detail::Source{instance, array, gi, false});
             } else {
