@@ -268,9 +268,12 @@ SubtractEBt subtract_e_bt_for_host(bool host_isa) {
 // AVX2: 4 x 3 of 4);
 // each group walks the pairs again. The last row chunk reads up to V − 1 doubles past an E
 // (the next one's, or the scratch's padding) into lanes that are never stored. Each entry is
-// summed in increasing point then k, whatever the range split. Like subtract_e_bt_body, no
-// Eigen inside: compiled once per instruction set.
-template <int CS, int PS, int V, int G, int C0>
+// summed in increasing point then k, whatever the range split. With kUpper (a diagonal
+// block, i = j: a quarter of Ladybug-49's pairs) only its upper triangle is summed and
+// stored: column c takes the row chunks that reach row c, 15 of the 27 multiply-adds per k
+// for CS = 9 in 4-wide vectors; the lower triangle keeps what start_row put there. Like
+// subtract_e_bt_body, no Eigen inside: compiled once per instruction set.
+template <int CS, int PS, int V, int G, int C0, bool kUpper>
 [[gnu::always_inline]] inline void update_block_columns(double* s, int64_t stride, const double* et,
                                                         const ObservationPairs::Pair* begin,
                                                         const ObservationPairs::Pair* end,
@@ -291,7 +294,8 @@ template <int CS, int PS, int V, int G, int C0>
       for (int c = 0; c < kColumns; ++c) {
         const double bc = b[(C0 + c) * PS + k];
 #pragma GCC unroll 16
-        for (int h = 0; h < kChunks; ++h) sum[c][h] += column[h] * bc;
+        for (int h = 0; h < kChunks; ++h)
+          if (!kUpper || h * V <= C0 + c) sum[c][h] += column[h] * bc;
       }
     }
   }
@@ -300,9 +304,23 @@ template <int CS, int PS, int V, int G, int C0>
     double lanes[kChunks * V];
     __builtin_memcpy(lanes, sum[c], sizeof lanes);
 #pragma GCC unroll 16
-    for (int r = 0; r < CS; ++r) s[r * stride + C0 + c] -= lanes[r];
+    for (int r = 0; r < (kUpper ? C0 + c + 1 : CS); ++r) s[r * stride + C0 + c] -= lanes[r];
   }
-  if constexpr (C0 + G < CS) update_block_columns<CS, PS, V, G, C0 + G>(s, stride, et, begin, end, H);
+  if constexpr (C0 + G < CS)
+    update_block_columns<CS, PS, V, G, C0 + G, kUpper>(s, stride, et, begin, end, H);
+}
+
+// update_block_columns for the whole block from column 0: the upper triangle alone when
+// `upper` (a diagonal block of S).
+template <int CS, int PS, int V, int G>
+[[gnu::always_inline]] inline void update_block_body(double* s, int64_t stride, const double* et,
+                                                     const ObservationPairs::Pair* begin,
+                                                     const ObservationPairs::Pair* end, const double* H,
+                                                     bool upper) {
+  if (upper)
+    update_block_columns<CS, PS, V, G, 0, true>(s, stride, et, begin, end, H);
+  else
+    update_block_columns<CS, PS, V, G, 0, false>(s, stride, et, begin, end, H);
 }
 
 // et[m] = (B_ip C_p⁻¹)ᵀ, PS x CS row-major, for the observations [begin, end) of one camera,
@@ -340,7 +358,7 @@ using ETransposed = void (*)(double* et, const double* H, const double* inverses
 
 using UpdateBlock = void (*)(double* s, int64_t stride, const double* et,
                              const ObservationPairs::Pair* begin, const ObservationPairs::Pair* end,
-                             const double* H);
+                             const double* H, bool upper);
 
 // Accumulators per column group: most of the vector registers (32 with AVX-512, 16 else),
 // leaving some for E's column and the broadcast.
@@ -359,16 +377,16 @@ void e_transposed_generic(double* et, const double* H, const double* inverses,
 
 template <int CS, int PS>
 void update_block_generic(double* s, int64_t stride, const double* et, const ObservationPairs::Pair* begin,
-                          const ObservationPairs::Pair* end, const double* H) {
-  update_block_columns<CS, PS, 2, column_group(CS, 2, 12), 0>(s, stride, et, begin, end, H);
+                          const ObservationPairs::Pair* end, const double* H, bool upper) {
+  update_block_body<CS, PS, 2, column_group(CS, 2, 12)>(s, stride, et, begin, end, H, upper);
 }
 
 #if defined(__x86_64__)
 template <int CS, int PS>
 [[gnu::target("avx2,fma")]] void update_block_avx2(double* s, int64_t stride, const double* et,
                                                    const ObservationPairs::Pair* begin,
-                                                   const ObservationPairs::Pair* end, const double* H) {
-  update_block_columns<CS, PS, 4, column_group(CS, 4, 12), 0>(s, stride, et, begin, end, H);
+                                                   const ObservationPairs::Pair* end, const double* H, bool upper) {
+  update_block_body<CS, PS, 4, column_group(CS, 4, 12)>(s, stride, et, begin, end, H, upper);
 }
 
 template <int CS, int PS>
@@ -389,8 +407,8 @@ template <int CS, int PS>
 [[gnu::target("avx512f,fma")]] void update_block_avx512(double* s, int64_t stride, const double* et,
                                                         const ObservationPairs::Pair* begin,
                                                         const ObservationPairs::Pair* end,
-                                                        const double* H) {
-  update_block_columns<CS, PS, 8, column_group(CS, 8, 24), 0>(s, stride, et, begin, end, H);
+                                                        const double* H, bool upper) {
+  update_block_body<CS, PS, 8, column_group(CS, 8, 24)>(s, stride, et, begin, end, H, upper);
 }
 
 // The update in 256-bit vectors but with AVX-512's 32 registers (AVX-512VL), for CPUs that
@@ -402,8 +420,8 @@ template <int CS, int PS>
 template <int CS, int PS>
 [[gnu::target("avx512f,avx512vl,fma")]] void update_block_avx512_halves(
     double* s, int64_t stride, const double* et, const ObservationPairs::Pair* begin,
-    const ObservationPairs::Pair* end, const double* H) {
-  update_block_columns<CS, PS, 4, column_group(CS, 4, 28), 0>(s, stride, et, begin, end, H);
+    const ObservationPairs::Pair* end, const double* H, bool upper) {
+  update_block_body<CS, PS, 4, column_group(CS, 4, 28)>(s, stride, et, begin, end, H, upper);
 }
 #endif
 
@@ -671,7 +689,8 @@ class Kernels final : public SchurKernels {
       }
       for (const ObservationPairs::Run& run : pairs.runs(i)) {
         auto S = CameraOps<CS>::block(s_, target, i, run.camera);
-        form_s_.update_block(S.data(), S.outerStride(), et, pairs.pairs() + run.begin, pairs.pairs() + run.end, H);
+        form_s_.update_block(S.data(), S.outerStride(), et, pairs.pairs() + run.begin, pairs.pairs() + run.end, H,
+                             run.camera == i);
       }
     }
   }

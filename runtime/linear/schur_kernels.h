@@ -68,7 +68,8 @@ class SchurKernels {
                               const double* w, double* y, int begin, int end) const = 0;
 
   // Block rows [begin, end) of S = A + D_A − Σ_p B_p inverses_p B_pᵀ: every stored block
-  // (i, j), j >= i, of those rows is overwritten (diagonal blocks in full). pairs is the
+  // (i, j), j >= i, of those rows is overwritten; of a diagonal block only the upper
+  // triangle is S's (the lower one is never read, as in H; it may hold A + D_A's). pairs is the
   // structure's ObservationPairs; each block's sum over its points is taken in increasing
   // point order. When b (the full right-hand side, dim() doubles) is not null, also the
   // reduced right-hand side of those cameras, r_i = b_i − Σ_p E_ip b_p with E_ip = B_ip
