@@ -432,7 +432,19 @@ double Evaluator::normal_equations(const State& state, double* g, linear::BlockS
     // Assembly: every destination the wave touches is in one gather of one task, which
     // adds the wave's sources in instance order.
     pool_.run(wave.assembly.size() - 1, [&](size_t t) {
-      for (size_t k = wave.assembly[t]; k < wave.assembly[t + 1]; ++k) add_gather(wave, gathers_[k], values, g, scale);
+      const auto sum_blocks = assembly_kernels().sum_blocks;
+      const double* buffer = wave_buffer_.data();
+      for (size_t k = wave.assembly[t]; k < wave.assembly[t + 1]; ++k) {
+        const Gather& gather = gathers_[k];
+        // The common case inline: a plain sum of blocks into an H block that needs no scaling.
+        if (gather.h && gather.plain && scale == nullptr) {
+          const uint32_t d = gather.destination;
+          sum_blocks(values + layout_.h_value_offset[d], buffer, h_offset_.data() + gather.first, gather.count,
+                     layout_.h_rows[d] * layout_.h_cols[d], gather.opens);
+          continue;
+        }
+        add_gather(wave, gather, values, g, scale);
+      }
     });
   }
   return cost;
