@@ -343,29 +343,22 @@ void Evaluator::add_gather(const Wave& wave, const Gather& gather, double* value
     }
     return;
   }
-  const uint32_t rows = layout_.h_rows[d], cols = layout_.h_cols[d];
-  double* dst = values + layout_.h_value_offset[d];
-  sum_h_sources(wave, gather, dst, rows, cols);
-  if (scale != nullptr && gather.closes) {
-    // Jacobi scaling, the same arithmetic as scale().
-    assembly_kernels().scale_block(dst, rows, cols, scale + h_row_[d], scale + h_col_[d]);
-  }
+  sum_h_sources(wave, gather, values + layout_.h_value_offset[d], layout_.h_rows[d], layout_.h_cols[d]);
+  if (scale != nullptr && gather.closes) scale_h_block(d, values, scale);
+}
+
+void Evaluator::scale_h_block(uint32_t d, double* values, const double* scale) const {
+  assembly_kernels().scale_block(values + layout_.h_value_offset[d], layout_.h_rows[d], layout_.h_cols[d],
+                                 scale + h_row_[d], scale + h_col_[d]);
 }
 
 void Evaluator::scale(const double* scale, linear::BlockSparseSymmetric& H) const {
-  double* values = H.values().data();
-  for (size_t d = 0; d < h_row_.size(); ++d)
-    assembly_kernels().scale_block(values + layout_.h_value_offset[d], layout_.h_rows[d], layout_.h_cols[d],
-                                   scale + h_row_[d], scale + h_col_[d]);
+  for (size_t d = 0; d < h_row_.size(); ++d) scale_h_block(static_cast<uint32_t>(d), H.values().data(), scale);
 }
 
 void Evaluator::sum_h_sources(const Wave& wave, const Gather& gather, double* dst, uint32_t rows,
                               uint32_t cols) {
   const double* buffer = wave_buffer_.data();
-  if (gather.plain) {
-    assembly_kernels().sum_blocks(dst, buffer, h_offset_.data() + gather.first, gather.count, rows * cols, gather.opens);
-    return;
-  }
   if (gather.opens) std::fill(dst, dst + rows * cols, 0.0);
   for (uint64_t s = gather.first; s < gather.first + gather.count; ++s) {
     const Source& src = layout_.h_sources[s];
@@ -436,11 +429,13 @@ double Evaluator::normal_equations(const State& state, double* g, linear::BlockS
       const double* buffer = wave_buffer_.data();
       for (size_t k = wave.assembly[t]; k < wave.assembly[t + 1]; ++k) {
         const Gather& gather = gathers_[k];
-        // The common case inline: a plain sum of blocks into an H block that needs no scaling.
-        if (gather.h && gather.plain && scale == nullptr) {
+        // The common case inline, with the kernels fetched once per task: a plain sum of
+        // blocks into an H block (every H gather of bundle adjustment).
+        if (gather.h && gather.plain) {
           const uint32_t d = gather.destination;
           sum_blocks(values + layout_.h_value_offset[d], buffer, h_offset_.data() + gather.first, gather.count,
                      layout_.h_rows[d] * layout_.h_cols[d], gather.opens);
+          if (scale != nullptr && gather.closes) scale_h_block(d, values, scale);
           continue;
         }
         add_gather(wave, gather, values, g, scale);

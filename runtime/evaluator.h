@@ -94,9 +94,13 @@ class Evaluator {
     std::vector<size_t> assembly;
   };
   void add_gather(const Wave& wave, const Gather& gather, double* values, double* g, const double* scale);
-  // The H part of add_gather: the gather's sources summed into dst (a rows x cols block),
-  // copied rather than added when the gather opens the destination.
+  // The H part of add_gather, for gathers that are not plain (normal_equations sums the
+  // plain ones itself): the sources, transposed or robustified, summed into dst (a rows x
+  // cols block), which is zeroed first when the gather opens the destination.
   void sum_h_sources(const Wave& wave, const Gather& gather, double* dst, uint32_t rows, uint32_t cols);
+  // H block d (of values) ← diag(scale) block diag(scale): the Jacobi scaling of one block,
+  // the same arithmetic wherever it is applied.
+  void scale_h_block(uint32_t d, double* values, const double* scale) const;
   void run_kernel(uint32_t group, const compiler::Kernel& kernel, int64_t begin, int64_t end,
                   int64_t shift, const State& state, double* const* outputs);
   double residual_cost(const State& state, bool constraints);
