@@ -593,6 +593,7 @@ class Lowering {
       array_used_[p.array] = true;
       places_.push_back(p);
     }
+    stored_ = compiler::stored_outputs(layout_, graph_.outputs);
     // Operand visiting order for emit_body: the operand with the longer chain first.
     std::vector<uint32_t> height(graph_.size(), 0);
     order_.assign(graph_.size(), {0, 1, 2});
@@ -815,6 +816,7 @@ class Lowering {
   }
 
   void store_output(BodyState& st, size_t output) {
+    if (!stored_[output]) return;  // its place's first output stores the same value
     const uint32_t w = st.w;
     const KernelLayout::Place place = places_[output];
     const uint32_t per = layout_.outputs[place.array].per_instance;
@@ -1177,6 +1179,7 @@ class Lowering {
 
   std::vector<bool> live_, slot_used_, array_used_;
   std::vector<KernelLayout::Place> places_;  // per output
+  std::vector<bool> stored_;                 // per output: the first at its place
   std::vector<std::array<uint8_t, 3>> order_;
   std::vector<uint32_t> output_order_;
   uint32_t block_width_ = 0;

@@ -1,5 +1,6 @@
 #include "lsjit/compiler/kernel.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -50,7 +51,8 @@ KernelLayout make_layout(const ir::Signature& sig, KernelMode mode) {
       for (size_t v = 0; v < sig.vars.size(); ++v)
         for (size_t w = v; w < sig.vars.size(); ++w)
           l.outputs.push_back({"H[" + sig.vars[v].name + "," + sig.vars[w].name + "]",
-                               sig.vars[v].tangent * sig.vars[w].tangent});
+                               v == w ? packed_size(sig.vars[v].tangent)
+                                      : sig.vars[v].tangent * sig.vars[w].tangent});
       break;
   }
   return l;
@@ -70,9 +72,27 @@ KernelLayout::Place KernelLayout::place(const ir::Output& o) const {
     case OutputRole::Jacobian: return {1 + o.var, o.row * tangent.at(o.var) + o.col};
     case OutputRole::Cost: return {0, 0};
     case OutputRole::Gradient: return {1 + o.var, o.row};
-    case OutputRole::Hessian: return {hessian_array(o.var, o.var2), o.row * tangent.at(o.var2) + o.col};
+    case OutputRole::Hessian: {
+      const uint32_t array = hessian_array(o.var, o.var2);
+      if (o.var != o.var2) return {array, o.row * tangent.at(o.var2) + o.col};
+      return {array, packed_upper_index(std::min(o.row, o.col), std::max(o.row, o.col), tangent.at(o.var))};
+    }
   }
   throw std::logic_error("KernelLayout::place: unknown output role");
+}
+
+std::vector<bool> stored_outputs(const KernelLayout& layout, const std::vector<ir::Output>& graph_outputs) {
+  std::vector<std::vector<bool>> taken(layout.outputs.size());
+  for (size_t k = 0; k < layout.outputs.size(); ++k) taken[k].assign(layout.outputs[k].per_instance, false);
+  std::vector<bool> stored(graph_outputs.size(), false);
+  for (size_t o = 0; o < graph_outputs.size(); ++o) {
+    const KernelLayout::Place p = layout.place(graph_outputs[o]);
+    if (p.array >= taken.size() || p.offset >= taken[p.array].size())
+      throw std::logic_error("stored_outputs: an output is placed outside the kernel layout's output arrays");
+    stored[o] = !taken[p.array][p.offset];
+    taken[p.array][p.offset] = true;
+  }
+  return stored;
 }
 
 ir::Trace graph_for_mode(const ir::Trace& traced, KernelMode mode) {
@@ -86,6 +106,7 @@ ir::Trace graph_for_mode(const ir::Trace& traced, KernelMode mode) {
 
 void run_reference(const ir::Trace& g, const KernelLayout& layout, const KernelArgs& args) {
   const ir::Signature& sig = g.signature;
+  const std::vector<bool> stored = stored_outputs(layout, g.graph.outputs);
   ir::InputValues in;
   in.vars.resize(sig.vars.size());
   in.data.resize(sig.data.size());
@@ -99,7 +120,9 @@ void run_reference(const ir::Trace& g, const KernelLayout& layout, const KernelA
       in.data[s].assign(d, d + sig.data[s].size());
     }
     const std::vector<double> v = ir::evaluate_nodes(g.graph, in);
-    for (const ir::Output& o : g.graph.outputs) {
+    for (size_t k = 0; k < g.graph.outputs.size(); ++k) {
+      if (!stored[k]) continue;
+      const ir::Output& o = g.graph.outputs[k];
       const KernelLayout::Place p = layout.place(o);
       args.outputs[p.array][i * layout.outputs[p.array].per_instance + p.offset] = v[o.node];
     }

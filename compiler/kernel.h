@@ -18,7 +18,11 @@
 //   ResidualJacobian  res, J[0..n-1]         J[v]: R x T_v row-major (Ceres' layout)
 //   NormalEquations   cost, g[0..n-1], H[v,w] for v <= w in row-major pair order
 //                     cost: ½‖r‖² (1); g[v] = J_vᵀ r (T_v); H[v,w] = J_vᵀ J_w (T_v x T_w,
-//                     row-major). A solver accumulates these; J itself is never stored.
+//                     row-major) for v < w. A diagonal block H[v,v] is symmetric and
+//                     holds its upper triangle alone, row by row (packed_upper_index):
+//                     T_v(T_v+1)/2 doubles, not T_v², so that a bundle-adjustment
+//                     instance writes 91 doubles instead of 130. A solver accumulates
+//                     these; J itself is never stored.
 #pragma once
 
 #include <cstdint>
@@ -67,6 +71,7 @@ struct KernelLayout {
     uint32_t array;
     uint32_t offset;
   };
+  // Both H[v,v](a, b) and H[v,v](b, a) are placed at the packed (min, max) entry.
   Place place(const ir::Output& output) const;
   // The index of H[v,w] (v <= w) among the output arrays.
   uint32_t hessian_array(uint32_t v, uint32_t w) const;
@@ -77,6 +82,18 @@ struct KernelLayout {
 };
 
 KernelLayout make_layout(const ir::Signature& signature, KernelMode mode);
+
+// The packed upper triangle of a symmetric n x n block: entry (a, b), a <= b < n, is at
+// a·n − a(a−1)/2 + (b − a); packed_size(n) = n(n+1)/2 entries.
+constexpr uint32_t packed_upper_index(uint32_t a, uint32_t b, uint32_t n) {
+  return a * n - a * (a - 1) / 2 + (b - a);
+}
+constexpr uint32_t packed_size(uint32_t n) { return n * (n + 1) / 2; }
+
+// Per output of `graph_outputs`: whether it is the one a kernel stores at its place, the
+// first output placed there (H[v,v](b, a) after H[v,v](a, b) is not: the normal-equation
+// stage gives both the same node).
+std::vector<bool> stored_outputs(const KernelLayout& layout, const std::vector<ir::Output>& graph_outputs);
 
 // The graph a mode's kernel evaluates, from a traced cost: the simplified residual, the
 // residual + Jacobian, or the normal-equation blocks (ir/normal_equations.h).

@@ -52,6 +52,15 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
     waves_.push_back(std::move(w));
   }
 
+  const linear::BlockPattern& pattern = *layout.pattern;
+  h_row_.resize(static_cast<size_t>(pattern.num_stored_blocks()));
+  h_col_.resize(h_row_.size());
+  for (int i = 0; i < pattern.num_blocks(); ++i)
+    for (int64_t k = pattern.row_begin(i); k < pattern.row_end(i); ++k) {
+      h_row_[static_cast<size_t>(k)] = pattern.scalar_offset(i);
+      h_col_[static_cast<size_t>(k)] = pattern.scalar_offset(pattern.col(k));
+    }
+
   // Gathers: each destination's sources split by wave (they are in instance order), with
   // their offsets in the wave buffer, stored wave after wave in gathers_. One walk over the
   // sources visits them (counting per wave, then placing): no per-wave vectors to grow.
@@ -62,7 +71,11 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
           const size_t w = static_cast<size_t>(sources[s].instance / wave_instances_);
           Gather gather{static_cast<uint32_t>(d), 0, s, h, true, s == begin[d], false};
           for (; s < begin[d + 1] && sources[s].instance < waves_[w].end; ++s) {
-            gather.plain = gather.plain && !sources[s].transpose && layout.groups[sources[s].group].losses.empty();
+            // Plain: summed as they are, packed into a packed destination or full into a
+            // full one (a diagonal block's full sources come from one variable in two slots).
+            const KernelGroup& kg = layout.groups[sources[s].group];
+            const bool same_shape = !h || packed_source(sources[s]) == diagonal(static_cast<uint32_t>(d));
+            gather.plain = gather.plain && !sources[s].transpose && kg.losses.empty() && same_shape;
             ++gather.count;
           }
           gather.closes = s == begin[d + 1];
@@ -96,8 +109,7 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
     uint64_t work = 0;
     for (size_t k = wave_first[w]; k < wave_first[w + 1]; ++k) {
       const Gather& gather = gathers_[k];
-      const uint64_t size = gather.h ? uint64_t{layout.h_rows[gather.destination]} * layout.h_cols[gather.destination]
-                                     : layout.free[gather.destination].tangent;
+      const uint64_t size = gather.h ? accumulated_size(gather.destination) : layout.free[gather.destination].tangent;
       work += gather.count * size + 8;
       if (work >= kTaskWork) {
         waves_[w].assembly.push_back(k + 1);
@@ -110,14 +122,6 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
     if (layout.h_begin[d] == layout.h_begin[d + 1]) h_unreached_.push_back(static_cast<uint32_t>(d));
   for (size_t d = 0; d + 1 < layout.g_begin.size(); ++d)
     if (layout.g_begin[d] == layout.g_begin[d + 1]) g_unreached_.push_back(static_cast<uint32_t>(d));
-  const linear::BlockPattern& pattern = *layout.pattern;
-  h_row_.resize(static_cast<size_t>(pattern.num_stored_blocks()));
-  h_col_.resize(h_row_.size());
-  for (int i = 0; i < pattern.num_blocks(); ++i)
-    for (int64_t k = pattern.row_begin(i); k < pattern.row_end(i); ++k) {
-      h_row_[static_cast<size_t>(k)] = pattern.scalar_offset(i);
-      h_col_[static_cast<size_t>(k)] = pattern.scalar_offset(pattern.col(k));
-    }
   wave_buffer_.resize(buffer);
   corrections_.resize(static_cast<size_t>(std::min(wave_instances_, layout.instances)));
   partial_.resize(std::max(residual_tasks_.size(), normal_tasks_.size()));
@@ -344,7 +348,33 @@ void Evaluator::add_gather(const Wave& wave, const Gather& gather, double* value
     return;
   }
   sum_h_sources(wave, gather, values + layout_.h_value_offset[d], layout_.h_rows[d], layout_.h_cols[d]);
-  if (scale != nullptr && gather.closes) scale_h_block(d, values, scale);
+  if (gather.closes) close_h_block(d, values, scale);
+}
+
+bool Evaluator::packed_source(const Source& s) const {
+  const auto [v, w] = layout_.groups[s.group].hessian_slots[s.array];
+  return v == w;
+}
+
+uint32_t Evaluator::accumulated_size(uint32_t d) const {
+  return diagonal(d) ? compiler::packed_size(layout_.h_rows[d]) : layout_.h_rows[d] * layout_.h_cols[d];
+}
+
+void Evaluator::close_h_block(uint32_t d, double* values, const double* scale) const {
+  if (diagonal(d)) {
+    // The packed upper triangle (at the block's start) to the full block, from the last
+    // entry back: (a, b)'s full places a·n + b and b·n + a are at or after its packed
+    // place, and after every packed place still to be read.
+    double* block = values + layout_.h_value_offset[d];
+    const uint32_t n = layout_.h_rows[d];
+    for (uint32_t a = n; a-- > 0;)
+      for (uint32_t b = n; b-- > a;) {
+        const double x = block[compiler::packed_upper_index(a, b, n)];
+        block[a * n + b] = x;
+        block[b * n + a] = x;
+      }
+  }
+  if (scale != nullptr) scale_h_block(d, values, scale);
 }
 
 void Evaluator::scale_h_block(uint32_t d, double* values, const double* scale) const {
@@ -359,30 +389,33 @@ void Evaluator::scale(const double* scale, linear::BlockSparseSymmetric& H) cons
 void Evaluator::sum_h_sources(const Wave& wave, const Gather& gather, double* dst, uint32_t rows,
                               uint32_t cols) {
   const double* buffer = wave_buffer_.data();
-  if (gather.opens) std::fill(dst, dst + rows * cols, 0.0);
+  const bool packed_dst = diagonal(gather.destination);
+  if (gather.opens) std::fill(dst, dst + accumulated_size(gather.destination), 0.0);
   for (uint64_t s = gather.first; s < gather.first + gather.count; ++s) {
     const Source& src = layout_.h_sources[s];
     const double* in = buffer + h_offset_[s];
     const KernelGroup& kg = layout_.groups[src.group];
-    if (kg.losses.empty()) {
-      if (!src.transpose) {
-        assembly_kernels().sum_blocks(dst, buffer, &h_offset_[s], 1, rows * cols, false);
-      } else {  // in is cols x rows
-        for (uint32_t r = 0; r < rows; ++r)
-          for (uint32_t c = 0; c < cols; ++c) dst[r * cols + c] += in[c * rows + r];
-      }
+    const bool packed_in = packed_source(src);
+    if (kg.losses.empty() && packed_in == packed_dst && !src.transpose) {
+      assembly_kernels().sum_blocks(dst, buffer, &h_offset_[s], 1, accumulated_size(gather.destination), false);
       continue;
     }
-    // ρ'(H[v,w] − β g_v g_wᵀ), transposed when the destination is (w, v).
-    const Correction& k = corrections_[static_cast<size_t>(src.instance - wave.begin)];
+    // Entry by entry: ρ'(H[v,w] − β g_v g_wᵀ) for a robust source (else H[v,w] itself), at
+    // (a, c) of the source, added at (c, a) of the destination when transposed; a packed
+    // destination takes its upper triangle alone.
+    const bool robust = !kg.losses.empty();
+    const Correction k = robust ? corrections_[static_cast<size_t>(src.instance - wave.begin)] : Correction{};
     const auto [v, w] = kg.hessian_slots[src.array];
-    const double* gv = source(wave, src, 1 + v);
-    const double* gw = source(wave, src, 1 + w);
+    const double* gv = robust ? source(wave, src, 1 + v) : nullptr;
+    const double* gw = robust ? source(wave, src, 1 + w) : nullptr;
     const uint32_t tv = src.transpose ? cols : rows, tw = src.transpose ? rows : cols;
     for (uint32_t a = 0; a < tv; ++a)
       for (uint32_t c = 0; c < tw; ++c) {
-        const double h = k.rho1 * (in[a * tw + c] - k.beta * gv[a] * gw[c]);
-        dst[src.transpose ? c * cols + a : a * cols + c] += h;
+        const uint32_t r = src.transpose ? c : a, col = src.transpose ? a : c;
+        if (packed_dst && r > col) continue;
+        double h = packed_in ? in[compiler::packed_upper_index(std::min(a, c), std::max(a, c), tv)] : in[a * tw + c];
+        if (robust) h = k.rho1 * (h - k.beta * gv[a] * gw[c]);
+        dst[packed_dst ? compiler::packed_upper_index(r, col, rows) : r * cols + col] += h;
       }
   }
 }
@@ -434,8 +467,8 @@ double Evaluator::normal_equations(const State& state, double* g, linear::BlockS
         if (gather.h && gather.plain) {
           const uint32_t d = gather.destination;
           sum_blocks(values + layout_.h_value_offset[d], buffer, h_offset_.data() + gather.first, gather.count,
-                     layout_.h_rows[d] * layout_.h_cols[d], gather.opens);
-          if (scale != nullptr && gather.closes) scale_h_block(d, values, scale);
+                     accumulated_size(d), gather.opens);
+          if (gather.closes) close_h_block(d, values, scale);
           continue;
         }
         add_gather(wave, gather, values, g, scale);

@@ -2,7 +2,7 @@
 // cost, gradient and Gauss–Newton matrix (NormalEquations kernels plus assembly through
 // the gather lists of problem_layout.h).
 //
-// The normal-equation kernels write per-instance blocks (for BAL 130 doubles an
+// The normal-equation kernels write per-instance blocks (for BAL 91 doubles an
 // instance), so instances are taken in waves: a wave's kernels fill one buffer, then every
 // destination block the wave touches adds the wave's sources to itself, in instance order.
 // A wave holds as many whole chunks as fit in about kWaveBytes, so that its buffer is
@@ -101,6 +101,14 @@ class Evaluator {
   // H block d (of values) ← diag(scale) block diag(scale): the Jacobi scaling of one block,
   // the same arithmetic wherever it is applied.
   void scale_h_block(uint32_t d, double* values, const double* scale) const;
+  // Diagonal blocks of H are summed as packed upper triangles, like the kernels' diagonal
+  // outputs (compiler/kernel.h), in the first entries of the block; their last gather
+  // unpacks them to the full block. A source is packed when it is an H[v,v] output.
+  bool diagonal(uint32_t d) const { return h_row_[d] == h_col_[d]; }
+  bool packed_source(const Source& s) const;
+  uint32_t accumulated_size(uint32_t d) const;  // doubles summed into block d
+  // After block d's last source: unpacks a diagonal block, then scales it when `scale`.
+  void close_h_block(uint32_t d, double* values, const double* scale) const;
   void run_kernel(uint32_t group, const compiler::Kernel& kernel, int64_t begin, int64_t end,
                   int64_t shift, const State& state, double* const* outputs);
   double residual_cost(const State& state, bool constraints);

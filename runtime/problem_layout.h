@@ -99,8 +99,9 @@ struct ProblemLayout {
 
   std::shared_ptr<const linear::BlockPattern> pattern;  // of H, over the free variables
   // H gather: for stored block b (pattern order), sources h_sources[h_begin[b] ..
-  // h_begin[b+1]) in instance order, each a T_row x T_col block (or its transpose) added to
-  // values at h_value_offset[b].
+  // h_begin[b+1]) in instance order, each a T_row x T_col block (or its transpose; an
+  // H[v,v] output is a packed upper triangle, compiler/kernel.h) added to values at
+  // h_value_offset[b].
   std::vector<uint64_t> h_begin;
   BigVector<Source> h_sources;
   std::vector<uint64_t> h_value_offset;

@@ -401,6 +401,50 @@ TEST_CASE("every vector width gives the same results on a pose-graph cost") {
   }
 }
 
+TEST_CASE("normal-equation kernels: JᵀJ and Jᵀr of the Jacobian kernel, diagonal blocks packed") {
+  // The layout of kernel.h checked against the residual_jacobian kernel's r and J: H[v,w]
+  // row-major for v < w, H[v,v] as its upper triangle row by row, T(T+1)/2 doubles.
+  const lsjit::ir::Trace traced = pose_cost();
+  const Compiled ne = compile(traced, KernelMode::NormalEquations, CompileOptions{}, "pose_ne");
+  const Compiled rj = compile(traced, KernelMode::ResidualJacobian, CompileOptions{}, "pose_rj");
+  const KernelLayout& L = ne.layout;
+  std::mt19937_64 rng(5);
+  const int64_t count = 37;
+  const Inputs in = make_inputs(L, count, rng, Sampling{-1, 1});
+  Outputs h(L, count, -1.0), j(rj.layout, count, -1.0);
+  KernelArgs a = args_for(in, h, 0, count), b = args_for(in, j, 0, count);
+  ne.kernel->function()(&a);
+  rj.kernel->function()(&b);
+  const uint32_t n = L.num_vars, R = L.residual_dim;
+  for (uint32_t v = 0; v < n; ++v)
+    CHECK(L.outputs[L.hessian_array(v, v)].per_instance == L.tangent[v] * (L.tangent[v] + 1) / 2);
+  for (int64_t i = 0; i < count; ++i) {
+    const double* r = &j.arrays[0][i * R];
+    const auto J = [&](uint32_t v, uint32_t row, uint32_t col) {
+      return j.arrays[1 + v][(i * R + row) * L.tangent[v] + col];
+    };
+    for (uint32_t v = 0; v < n; ++v) {
+      for (uint32_t p = 0; p < L.tangent[v]; ++p) {
+        double g = 0;
+        for (uint32_t row = 0; row < R; ++row) g += J(v, row, p) * r[row];
+        CHECK(h.arrays[1 + v][i * L.tangent[v] + p] == doctest::Approx(g).epsilon(1e-12));
+      }
+      for (uint32_t w = v; w < n; ++w) {
+        const std::vector<double>& block = h.arrays[L.hessian_array(v, w)];
+        const uint32_t per = L.outputs[L.hessian_array(v, w)].per_instance;
+        for (uint32_t p = 0; p < L.tangent[v]; ++p)
+          for (uint32_t q = v == w ? p : 0; q < L.tangent[w]; ++q) {
+            double sum = 0;
+            for (uint32_t row = 0; row < R; ++row) sum += J(v, row, p) * J(w, row, q);
+            const uint32_t at = v == w ? lsjit::compiler::packed_upper_index(p, q, L.tangent[v]) : p * L.tangent[w] + q;
+            INFO("H[" << v << "," << w << "](" << p << "," << q << ") of instance " << i);
+            CHECK(block[i * per + at] == doctest::Approx(sum).epsilon(1e-12));
+          }
+      }
+    }
+  }
+}
+
 TEST_CASE("a kernel writes exactly the instances of its range") {
   const lsjit::ir::Trace traced = trace(every_op_cost());
   std::mt19937_64 rng(3);
