@@ -69,7 +69,8 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
       for (size_t d = 0; d + 1 < begin.size(); ++d) {
         for (uint64_t s = begin[d]; s < begin[d + 1];) {
           const size_t w = static_cast<size_t>(sources[s].instance / wave_instances_);
-          Gather gather{static_cast<uint32_t>(d), 0, s, h, true, s == begin[d], false};
+          const uint32_t size = h ? accumulated_size(static_cast<uint32_t>(d)) : layout.free[d].tangent;
+          Gather gather{static_cast<uint32_t>(d), 0, size, s, h, true, s == begin[d], false, false};
           for (; s < begin[d + 1] && sources[s].instance < waves_[w].end; ++s) {
             // Plain: summed as they are, packed into a packed destination or full into a
             // full one (a diagonal block's full sources come from one variable in two slots).
@@ -79,6 +80,7 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
             ++gather.count;
           }
           gather.closes = s == begin[d + 1];
+          gather.unpacks = gather.closes && h && diagonal(static_cast<uint32_t>(d));
           visit(w, gather);
         }
       }
@@ -109,8 +111,7 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
     uint64_t work = 0;
     for (size_t k = wave_first[w]; k < wave_first[w + 1]; ++k) {
       const Gather& gather = gathers_[k];
-      const uint64_t size = gather.h ? accumulated_size(gather.destination) : layout.free[gather.destination].tangent;
-      work += gather.count * size + 8;
+      work += gather.count * gather.size + 8;
       if (work >= kTaskWork) {
         waves_[w].assembly.push_back(k + 1);
         work = 0;
@@ -348,7 +349,8 @@ void Evaluator::add_gather(const Wave& wave, const Gather& gather, double* value
     return;
   }
   sum_h_sources(wave, gather, values + layout_.h_value_offset[d], layout_.h_rows[d], layout_.h_cols[d]);
-  if (gather.closes) close_h_block(d, values, scale);
+  if (gather.unpacks) unpack_h_block(d, values);
+  if (scale != nullptr && gather.closes) scale_h_block(d, values, scale);
 }
 
 bool Evaluator::packed_source(const Source& s) const {
@@ -360,21 +362,18 @@ uint32_t Evaluator::accumulated_size(uint32_t d) const {
   return diagonal(d) ? compiler::packed_size(layout_.h_rows[d]) : layout_.h_rows[d] * layout_.h_cols[d];
 }
 
-void Evaluator::close_h_block(uint32_t d, double* values, const double* scale) const {
-  if (diagonal(d)) {
-    // The packed upper triangle (at the block's start) to the full block, from the last
-    // entry back: (a, b)'s full places a·n + b and b·n + a are at or after its packed
-    // place, and after every packed place still to be read.
-    double* block = values + layout_.h_value_offset[d];
-    const uint32_t n = layout_.h_rows[d];
-    for (uint32_t a = n; a-- > 0;)
-      for (uint32_t b = n; b-- > a;) {
-        const double x = block[compiler::packed_upper_index(a, b, n)];
-        block[a * n + b] = x;
-        block[b * n + a] = x;
-      }
-  }
-  if (scale != nullptr) scale_h_block(d, values, scale);
+void Evaluator::unpack_h_block(uint32_t d, double* values) const {
+  // From the last entry back: (a, b)'s full places a·n + b and b·n + a are at or after its
+  // packed place, which is after every packed place still to be read.
+  double* block = values + layout_.h_value_offset[d];
+  const uint32_t n = layout_.h_rows[d];
+  uint32_t p = compiler::packed_size(n);
+  for (uint32_t a = n; a-- > 0;)
+    for (uint32_t b = n; b-- > a;) {
+      const double x = block[--p];
+      block[a * n + b] = x;
+      block[b * n + a] = x;
+    }
 }
 
 void Evaluator::scale_h_block(uint32_t d, double* values, const double* scale) const {
@@ -390,14 +389,14 @@ void Evaluator::sum_h_sources(const Wave& wave, const Gather& gather, double* ds
                               uint32_t cols) {
   const double* buffer = wave_buffer_.data();
   const bool packed_dst = diagonal(gather.destination);
-  if (gather.opens) std::fill(dst, dst + accumulated_size(gather.destination), 0.0);
+  if (gather.opens) std::fill(dst, dst + gather.size, 0.0);
   for (uint64_t s = gather.first; s < gather.first + gather.count; ++s) {
     const Source& src = layout_.h_sources[s];
     const double* in = buffer + h_offset_[s];
     const KernelGroup& kg = layout_.groups[src.group];
     const bool packed_in = packed_source(src);
     if (kg.losses.empty() && packed_in == packed_dst && !src.transpose) {
-      assembly_kernels().sum_blocks(dst, buffer, &h_offset_[s], 1, accumulated_size(gather.destination), false);
+      assembly_kernels().sum_blocks(dst, buffer, &h_offset_[s], 1, gather.size, false);
       continue;
     }
     // Entry by entry: ρ'(H[v,w] − β g_v g_wᵀ) for a robust source (else H[v,w] itself), at
@@ -467,8 +466,9 @@ double Evaluator::normal_equations(const State& state, double* g, linear::BlockS
         if (gather.h && gather.plain) {
           const uint32_t d = gather.destination;
           sum_blocks(values + layout_.h_value_offset[d], buffer, h_offset_.data() + gather.first, gather.count,
-                     accumulated_size(d), gather.opens);
-          if (gather.closes) close_h_block(d, values, scale);
+                     gather.size, gather.opens);
+          if (gather.unpacks) unpack_h_block(d, values);
+          if (scale != nullptr && gather.closes) scale_h_block(d, values, scale);
           continue;
         }
         add_gather(wave, gather, values, g, scale);

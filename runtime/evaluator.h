@@ -79,10 +79,12 @@ class Evaluator {
   struct Gather {
     uint32_t destination;  // H: stored block of layout.pattern; g: free variable
     uint32_t count;        // sources
+    uint32_t size;         // doubles summed into the destination (packed for a diagonal block)
     uint64_t first;        // first source in layout.h_sources / g_sources and in the offsets
     bool h;                // an H block (else a g segment)
-    bool plain;            // no transpose, no loss: a straight sum of blocks
+    bool plain;            // no transpose, no loss, the destination's shape: a straight sum
     bool opens, closes;    // the destination's first (last) gather, over all waves
+    bool unpacks;          // closes a diagonal H block, which it unpacks
   };
   struct Wave {
     int64_t begin, end;                 // its instances, across groups
@@ -107,8 +109,8 @@ class Evaluator {
   bool diagonal(uint32_t d) const { return h_row_[d] == h_col_[d]; }
   bool packed_source(const Source& s) const;
   uint32_t accumulated_size(uint32_t d) const;  // doubles summed into block d
-  // After block d's last source: unpacks a diagonal block, then scales it when `scale`.
-  void close_h_block(uint32_t d, double* values, const double* scale) const;
+  // After a diagonal block's last source: its packed upper triangle to the full block.
+  void unpack_h_block(uint32_t d, double* values) const;
   void run_kernel(uint32_t group, const compiler::Kernel& kernel, int64_t begin, int64_t end,
                   int64_t shift, const State& state, double* const* outputs);
   double residual_cost(const State& state, bool constraints);
