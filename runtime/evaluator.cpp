@@ -1,8 +1,10 @@
 #include "lsjit/runtime/evaluator.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
+#include <utility>
 
 #include "lsjit/runtime/cpu_features.h"
 
@@ -222,7 +224,7 @@ const double* Evaluator::source(const Wave& wave, const Source& s, uint32_t arra
 namespace {
 
 // The plain gathers (no transpose, no loss) and the Jacobi scaling: nearly all of the
-// assembly's time on bundle adjustment (about 160k source blocks of 3 to 81 doubles per
+// assembly's time on bundle adjustment (about 160k source blocks of 3 to 45 doubles per
 // evaluation on Ladybug-49). Written with V-wide vectors and compiled for AVX-512, for AVX2
 // and for generic x86-64, chosen once by the CPU (as in runtime/linear/schur_kernels.cpp:
 // nothing out of line in the bodies). dst (H or g) and the sources (the wave buffer) never
@@ -255,6 +257,40 @@ template <int V>
   for (; s < count; ++s) add_block_body<V>(dst, buffer + offsets[s], n);
 }
 
+// The same sum for a size known at compile time, up to kRegisterSum doubles: the
+// destination is held in registers across the sources (12 AVX2 vectors for a packed 9x9
+// block), so a source costs its loads and adds alone, not a load and store of dst as well.
+constexpr uint32_t kRegisterSum = 48;
+template <int V, int N>
+[[gnu::always_inline]] inline void sum_fixed_body(double* __restrict dst, const double* __restrict buffer,
+                                                  const uint64_t* offsets, uint64_t count, bool open) {
+  typedef double Vec __attribute__((vector_size(V * sizeof(double))));
+  constexpr int kVectors = N / V, kTail = N % V;
+  if (open && count == 0) return;
+  Vec acc[kVectors + 1];
+  double tail[kTail + 1];
+  const double* first = open ? buffer + offsets[0] : dst;
+#pragma GCC unroll 16
+  for (int k = 0; k < kVectors; ++k) __builtin_memcpy(&acc[k], first + k * V, sizeof(Vec));
+#pragma GCC unroll 8
+  for (int t = 0; t < kTail; ++t) tail[t] = first[kVectors * V + t];
+  for (uint64_t s = open ? 1 : 0; s < count; ++s) {
+    const double* in = buffer + offsets[s];
+#pragma GCC unroll 16
+    for (int k = 0; k < kVectors; ++k) {
+      Vec b;
+      __builtin_memcpy(&b, in + k * V, sizeof b);
+      acc[k] += b;
+    }
+#pragma GCC unroll 8
+    for (int t = 0; t < kTail; ++t) tail[t] += in[kVectors * V + t];
+  }
+#pragma GCC unroll 16
+  for (int k = 0; k < kVectors; ++k) __builtin_memcpy(dst + k * V, &acc[k], sizeof(Vec));
+#pragma GCC unroll 8
+  for (int t = 0; t < kTail; ++t) dst[kVectors * V + t] = tail[t];
+}
+
 // dst (rows x cols, row-major) ← (dst · s_r) · s_c entrywise.
 template <int V>
 [[gnu::always_inline]] inline void scale_block_body(double* dst, uint32_t rows, uint32_t cols,
@@ -275,14 +311,26 @@ template <int V>
   }
 }
 
+using SumBlocksFn = void (*)(double*, const double*, const uint64_t*, uint64_t, uint32_t, bool);
+using SumBlocksTable = std::array<SumBlocksFn, kRegisterSum + 1>;  // [n]: size n; [0]: any size
+
 struct AssemblyKernels {
-  void (*sum_blocks)(double*, const double*, const uint64_t*, uint64_t, uint32_t, bool);
+  SumBlocksTable sum_blocks;
   void (*scale_block)(double*, uint32_t, uint32_t, const double*, const double*);
+  SumBlocksFn sum_blocks_for(uint32_t n) const { return sum_blocks[n <= kRegisterSum ? n : 0]; }
 };
 
 template <int V>
 void sum_blocks_v(double* dst, const double* buffer, const uint64_t* offsets, uint64_t count, uint32_t n, bool open) {
   sum_blocks_body<V>(dst, buffer, offsets, count, n, open);
+}
+template <int V, int N>
+void sum_fixed_v(double* dst, const double* buffer, const uint64_t* offsets, uint64_t count, uint32_t, bool open) {
+  sum_fixed_body<V, N>(dst, buffer, offsets, count, open);
+}
+template <size_t... I>
+SumBlocksTable generic_sums(std::index_sequence<I...>) {
+  return {&sum_blocks_v<2>, &sum_fixed_v<2, static_cast<int>(I) + 1>...};
 }
 template <int V>
 void scale_block_v(double* dst, uint32_t rows, uint32_t cols, const double* sr, const double* sc) {
@@ -306,6 +354,24 @@ void scale_block_v(double* dst, uint32_t rows, uint32_t cols, const double* sr, 
                                                    const double* sc) {
   scale_block_body<8>(dst, rows, cols, sr, sc);
 }
+template <int N>
+[[gnu::target("avx2")]] void sum_fixed_avx2(double* dst, const double* buffer, const uint64_t* offsets,
+                                            uint64_t count, uint32_t, bool open) {
+  sum_fixed_body<4, N>(dst, buffer, offsets, count, open);
+}
+template <int N>
+[[gnu::target("avx512f")]] void sum_fixed_avx512(double* dst, const double* buffer, const uint64_t* offsets,
+                                                 uint64_t count, uint32_t, bool open) {
+  sum_fixed_body<8, N>(dst, buffer, offsets, count, open);
+}
+template <size_t... I>
+SumBlocksTable avx2_sums(std::index_sequence<I...>) {
+  return {&sum_blocks_avx2, &sum_fixed_avx2<static_cast<int>(I) + 1>...};
+}
+template <size_t... I>
+SumBlocksTable avx512_sums(std::index_sequence<I...>) {
+  return {&sum_blocks_avx512, &sum_fixed_avx512<static_cast<int>(I) + 1>...};
+}
 #endif
 
 // Without FMA (no "fma" in the targets) a · f · b rounds the same everywhere. On a CPU that
@@ -315,11 +381,12 @@ const AssemblyKernels& assembly_kernels() {
   static const AssemblyKernels kernels = [] {
 #if defined(__x86_64__)
     __builtin_cpu_init();
+    constexpr auto sizes = std::make_index_sequence<kRegisterSum>();
     if (__builtin_cpu_supports("avx512f") && !cpu_splits_512_bit_operations())
-      return AssemblyKernels{&sum_blocks_avx512, &scale_block_avx512};
-    if (__builtin_cpu_supports("avx2")) return AssemblyKernels{&sum_blocks_avx2, &scale_block_avx2};
+      return AssemblyKernels{avx512_sums(sizes), &scale_block_avx512};
+    if (__builtin_cpu_supports("avx2")) return AssemblyKernels{avx2_sums(sizes), &scale_block_avx2};
 #endif
-    return AssemblyKernels{&sum_blocks_v<2>, &scale_block_v<2>};
+    return AssemblyKernels{generic_sums(std::make_index_sequence<kRegisterSum>()), &scale_block_v<2>};
   }();
   return kernels;
 }
@@ -334,7 +401,7 @@ void Evaluator::add_gather(const Wave& wave, const Gather& gather, double* value
     const uint32_t n = layout_.free[d].tangent;
     double* dst = g + layout_.free[d].offset;
     if (gather.plain) {
-      assembly_kernels().sum_blocks(dst, buffer, g_offset_.data() + gather.first, gather.count, n, gather.opens);
+      assembly_kernels().sum_blocks_for(n)(dst, buffer, g_offset_.data() + gather.first, gather.count, n, gather.opens);
       return;
     }
     if (gather.opens) std::fill(dst, dst + n, 0.0);
@@ -396,7 +463,7 @@ void Evaluator::sum_h_sources(const Wave& wave, const Gather& gather, double* ds
     const KernelGroup& kg = layout_.groups[src.group];
     const bool packed_in = packed_source(src);
     if (kg.losses.empty() && packed_in == packed_dst && !src.transpose) {
-      assembly_kernels().sum_blocks(dst, buffer, &h_offset_[s], 1, gather.size, false);
+      assembly_kernels().sum_blocks_for(gather.size)(dst, buffer, &h_offset_[s], 1, gather.size, false);
       continue;
     }
     // Entry by entry: ρ'(H[v,w] − β g_v g_wᵀ) for a robust source (else H[v,w] itself), at
@@ -457,7 +524,7 @@ double Evaluator::normal_equations(const State& state, double* g, linear::BlockS
     // Assembly: every destination the wave touches is in one gather of one task, which
     // adds the wave's sources in instance order.
     pool_.run(wave.assembly.size() - 1, [&](size_t t) {
-      const auto sum_blocks = assembly_kernels().sum_blocks;
+      const AssemblyKernels& kernels = assembly_kernels();
       const double* buffer = wave_buffer_.data();
       for (size_t k = wave.assembly[t]; k < wave.assembly[t + 1]; ++k) {
         const Gather& gather = gathers_[k];
@@ -465,8 +532,9 @@ double Evaluator::normal_equations(const State& state, double* g, linear::BlockS
         // blocks into an H block (every H gather of bundle adjustment).
         if (gather.h && gather.plain) {
           const uint32_t d = gather.destination;
-          sum_blocks(values + layout_.h_value_offset[d], buffer, h_offset_.data() + gather.first, gather.count,
-                     gather.size, gather.opens);
+          kernels.sum_blocks_for(gather.size)(values + layout_.h_value_offset[d], buffer,
+                                              h_offset_.data() + gather.first, gather.count, gather.size,
+                                              gather.opens);
           if (gather.unpacks) unpack_h_block(d, values);
           if (scale != nullptr && gather.closes) scale_h_block(d, values, scale);
           continue;
