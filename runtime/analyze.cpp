@@ -332,13 +332,16 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
           const int a = free_of(kg, v, i), b = free_of(kg, w, i);
           if (a >= 0 && b >= 0 && a != b) pairs.emplace_back(std::min(a, b), std::max(a, b));
         }
-  layout->pattern = std::make_shared<const linear::BlockPattern>(block_sizes, std::move(pairs));
+  // Where each of those pairs is stored, in the order for_each_source meets them.
+  std::vector<int64_t> pair_blocks;
+  layout->pattern = std::make_shared<const linear::BlockPattern>(block_sizes, std::move(pairs), &pair_blocks);
   const linear::BlockPattern& P = *layout->pattern;
   const int64_t stored = P.num_stored_blocks();
   // Each stored block of H and each free variable's part of g gets the list of kernel outputs
   // (sources) summed into it, in instance order (which fixes the summation order), as CSR:
   // a counting sort, run as two passes over the same enumeration, counting then placing.
   auto for_each_source = [&](auto&& h_item, auto&& g_item) {
+    const int64_t* next_pair = pair_blocks.data();
     for (uint16_t gi = 0; gi < layout->groups.size(); ++gi) {
       const detail::KernelGroup& kg = layout->groups[gi];
       const compiler::KernelLayout& L = kg.normal->layout;
@@ -359,10 +362,8 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
             } else if (a == b) {  // one variable in two slots: J_vᵀJ_w + J_wᵀJ_v
               h_item(P.row_begin(a), detail::Source{instance, array, gi, false});
               h_item(P.row_begin(a), detail::Source{instance, array, gi, true});
-            } else if (a < b) {
-              h_item(P.find_index(a, b), detail::Source{instance, array, gi, false});
-            } else {
-              h_item(P.find_index(b, a), detail::Source{instance, array, gi, true});
+            } else {  // the pattern's pair, transposed when stored as (b, a)
+              h_item(*next_pair++, detail::Source{instance, array, gi, a > b});
             }
           }
         }

@@ -1,12 +1,14 @@
 #include "lsjit/runtime/linear/block_sparse.h"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
 namespace lsjit::linear {
 
-BlockPattern::BlockPattern(std::vector<int> block_sizes, std::vector<std::pair<int, int>> pairs)
+BlockPattern::BlockPattern(std::vector<int> block_sizes, std::vector<std::pair<int, int>> pairs,
+                           std::vector<int64_t>* pair_blocks)
     : block_sizes_(std::move(block_sizes)) {
   const int n = num_blocks();
   scalar_offsets_.assign(n + 1, 0);
@@ -16,9 +18,14 @@ BlockPattern::BlockPattern(std::vector<int> block_sizes, std::vector<std::pair<i
                                   std::to_string(block_sizes_[i]));
     scalar_offsets_[i + 1] = scalar_offsets_[i] + block_sizes_[i];
   }
+  if (pairs.size() >= std::numeric_limits<uint32_t>::max())
+    throw std::invalid_argument("BlockPattern: " + std::to_string(pairs.size()) + " block pairs, more than " +
+                                std::to_string(std::numeric_limits<uint32_t>::max() - 1));
   // Bucket the pairs by row (a counting sort: Ladybug-49 has 31,843 pairs in 49 long rows,
   // and 7,776 rows with their diagonal only), the diagonal implied in each; then sort and
-  // deduplicate each row's columns, the diagonal coming first.
+  // deduplicate each row's columns, the diagonal coming first. Each entry is its column
+  // above the pair's number + 1 (0 for the implied diagonal), so that sorting keeps the
+  // pairs' places for pair_blocks.
   std::vector<int64_t> row_start(n + 1, 0);
   for (auto& [i, j] : pairs) {
     if (i < 0 || j < 0 || i >= n || j >= n)
@@ -29,10 +36,12 @@ BlockPattern::BlockPattern(std::vector<int> block_sizes, std::vector<std::pair<i
     ++row_start[i + 1];
   }
   for (int i = 0; i < n; ++i) row_start[i + 1] += row_start[i] + 1;
-  std::vector<int> bucketed(static_cast<size_t>(row_start[n]));
+  std::vector<uint64_t> bucketed(static_cast<size_t>(row_start[n]));
   std::vector<int64_t> next(row_start.begin(), row_start.end() - 1);
-  for (int i = 0; i < n; ++i) bucketed[next[i]++] = i;
-  for (const auto& [i, j] : pairs) bucketed[next[i]++] = j;
+  for (int i = 0; i < n; ++i) bucketed[next[i]++] = uint64_t(i) << 32;
+  for (size_t k = 0; k < pairs.size(); ++k)
+    bucketed[next[pairs[k].first]++] = uint64_t(pairs[k].second) << 32 | (k + 1);
+  if (pair_blocks != nullptr) pair_blocks->assign(pairs.size(), -1);
   pairs = {};
 
   row_begins_.assign(n + 1, 0);
@@ -43,10 +52,14 @@ BlockPattern::BlockPattern(std::vector<int> block_sizes, std::vector<std::pair<i
     const auto first = bucketed.begin() + row_start[i], last = bucketed.begin() + row_start[i + 1];
     std::sort(first, last);
     for (auto it = first; it != last; ++it) {
-      if (it != first && *it == *(it - 1)) continue;
-      cols_.push_back(*it);
-      offsets_.push_back(offset);
-      offset += int64_t{block_sizes_[i]} * block_sizes_[*it];
+      const int col = static_cast<int>(*it >> 32);
+      if (it == first || col != static_cast<int>(*(it - 1) >> 32)) {
+        cols_.push_back(col);
+        offsets_.push_back(offset);
+        offset += int64_t{block_sizes_[i]} * block_sizes_[col];
+      }
+      const uint64_t pair = *it & 0xffffffffu;
+      if (pair != 0 && pair_blocks != nullptr) (*pair_blocks)[pair - 1] = static_cast<int64_t>(cols_.size()) - 1;
     }
     row_begins_[i + 1] = static_cast<int64_t>(cols_.size());
   }

@@ -42,8 +42,11 @@ class BlockPattern {
   // block_sizes[i] >= 1 is the scalar size of block row/column i. pairs lists the blocks
   // that may be nonzero, in any order: (i, j) and (j, i) name the same block, duplicates
   // are allowed, diagonal blocks are implied. Throws std::invalid_argument on a block size
-  // < 1 or a block index outside [0, block_sizes.size()).
-  BlockPattern(std::vector<int> block_sizes, std::vector<std::pair<int, int>> pairs);
+  // < 1 or a block index outside [0, block_sizes.size()). When pair_blocks is not null it
+  // receives, for each pair in the order given, its stored block k (what find_index would
+  // return): analyze() places every instance's blocks with it instead of a search each.
+  BlockPattern(std::vector<int> block_sizes, std::vector<std::pair<int, int>> pairs,
+               std::vector<int64_t>* pair_blocks = nullptr);
 
   int num_blocks() const { return static_cast<int>(block_sizes_.size()); }
   int64_t dim() const { return scalar_offsets_.back(); }  // scalar rows (= columns)

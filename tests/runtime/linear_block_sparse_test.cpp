@@ -2,10 +2,12 @@
 // views that the solvers build on, checked against dense JᵀJ computed independently.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <stdexcept>
+#include <vector>
 
 #include "../support/random_block_sparse.h"
 #include "lsjit/runtime/linear/block_sparse.h"
@@ -33,6 +35,33 @@ TEST_CASE("linear BlockPattern: pairs in any order and duplicates give one block
   for (int i = 0; i < p.num_blocks(); ++i) CHECK(p.col(p.row_begin(i)) == i);
   CHECK(p.row_end(0) - p.row_begin(0) == 2);
   CHECK(p.row_end(2) - p.row_begin(2) == 1);
+}
+
+TEST_CASE("linear BlockPattern: pair_blocks gives each pair's stored block, as find_index") {
+  const std::vector<std::pair<int, int>> pairs = {{2, 0}, {0, 2}, {1, 3}, {3, 1}, {0, 2}, {1, 1}, {4, 0}};
+  std::vector<int64_t> blocks;
+  const BlockPattern p({2, 1, 3, 2, 1}, pairs, &blocks);
+  REQUIRE(blocks.size() == pairs.size());
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    CAPTURE(k);
+    const auto [i, j] = pairs[k];
+    CHECK(blocks[k] == p.find_index(std::min(i, j), std::max(i, j)));
+    CHECK(blocks[k] >= 0);
+  }
+  // Random patterns: every pair, duplicates and both orders included.
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 20; ++trial) {
+    const int n = 1 + static_cast<int>(rng() % 30);
+    std::vector<std::pair<int, int>> random_pairs;
+    for (int k = 0; k < 3 * n; ++k)
+      random_pairs.emplace_back(static_cast<int>(rng() % n), static_cast<int>(rng() % n));
+    const BlockPattern q(std::vector<int>(static_cast<size_t>(n), 2), random_pairs, &blocks);
+    REQUIRE(blocks.size() == random_pairs.size());
+    for (size_t k = 0; k < random_pairs.size(); ++k) {
+      const auto [i, j] = random_pairs[k];
+      CHECK(blocks[k] == q.find_index(std::min(i, j), std::max(i, j)));
+    }
+  }
 }
 
 TEST_CASE("linear BlockPattern: find returns -1 for lower, absent and out-of-range blocks") {

@@ -20,7 +20,7 @@ PHASES = [
     ("JIT kernels (normal equations, residual; with libmvec sin/cos)", r"^\[JIT\]|^libmvec"),
     ("lsjit: assembly of H and g from the kernel outputs",
      r"Evaluator::(normal_equations|source|add_gather|sum_h_sources|scale)"
-     r"|lsjit::detail::.*(sum_blocks|scale_block|add_block)"),
+     r"|lsjit::detail::.*(sum_blocks|sum_fixed|scale_block|add_block|unpack_h_block)"),
     ("lsjit: Schur, form S (E = B C⁻¹, pair updates)",
      r"Kernels<.*>::assemble_schur|update_block|e_transposed|start_row"),
     ("lsjit: Schur, factor and solve S (blocked Cholesky)", r"blocked_cholesky|factor_(avx512|avx2|generic)|factor_body"),
