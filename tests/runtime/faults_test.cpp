@@ -287,36 +287,41 @@ TEST_CASE("faults: a variable referenced but never given a value is named, never
 }
 
 TEST_CASE("faults: IDs at the int64 extremes and negative IDs are plain IDs") {
-  // The same chain under IDs 0..6 and under IDs spread over the whole int64 range in the
-  // same order: variables are numbered by sorted ID, so the two solves do the same
-  // arithmetic and must agree bit for bit.
-  const std::vector<int64_t> extreme = {kMin, kMin + 1, -1000000007, -1, 0, kMax - 1, kMax};
-  const std::vector<int64_t> plain = iota_ids(extreme.size());
-  Chain e = sqrt_chain(extreme);
-  Chain q = sqrt_chain(plain);
-  e.problem.set_constant(ScalarVar(kMax));
-  q.problem.set_constant(ScalarVar(plain.back()));
-  const AnalyzedProblem ae = e.problem.analyze(with_cache(memory_cache()));
-  const AnalyzedProblem aq = q.problem.analyze(with_cache(memory_cache()));
+  // The same chain under IDs 0..6 and under other IDs in the same order: spread over the
+  // whole int64 range (numbered by sorting), and negative with gaps in a small span
+  // (numbered through an array over the span): variables are numbered by sorted ID, so the
+  // solves do the same arithmetic and must agree bit for bit.
+  const std::vector<std::vector<int64_t>> id_sets = {{kMin, kMin + 1, -1000000007, -1, 0, kMax - 1, kMax},
+                                                     {-40, -17, -3, 0, 5, 6, 31}};
+  for (const std::vector<int64_t>& ids : id_sets) {
+    CAPTURE(ids.front());
+    const std::vector<int64_t> plain = iota_ids(ids.size());
+    Chain e = sqrt_chain(ids);
+    Chain q = sqrt_chain(plain);
+    e.problem.set_constant(ScalarVar(ids.back()));
+    q.problem.set_constant(ScalarVar(plain.back()));
+    const AnalyzedProblem ae = e.problem.analyze(with_cache(memory_cache()));
+    const AnalyzedProblem aq = q.problem.analyze(with_cache(memory_cache()));
 
-  const auto free = ae.free_variables();
-  REQUIRE(free.size() == extreme.size() - 1);
-  for (size_t i = 0; i < free.size(); ++i) CHECK(free[i].id == extreme[i]);  // sorted, kMax held
+    const auto free = ae.free_variables();
+    REQUIRE(free.size() == ids.size() - 1);
+    for (size_t i = 0; i < free.size(); ++i) CHECK(free[i].id == ids[i]);  // sorted, the last held
 
-  const SolveResult re = ae.solve(e.initial, tight());
-  const SolveResult rq = aq.solve(q.initial, tight());
-  CAPTURE(re.summary.report());
-  CHECK(converged(re.summary.termination));
-  CHECK(re.summary.final_cost == rq.summary.final_cost);
-  CHECK(re.summary.iterations == rq.summary.iterations);
-  for (size_t i = 0; i < extreme.size(); ++i) {
-    CAPTURE(extreme[i]);
-    const double xe = re.values.get(ScalarVar(extreme[i])), xq = rq.values.get(ScalarVar(plain[i]));
-    CHECK(std::memcmp(&xe, &xq, sizeof xe) == 0);
+    const SolveResult re = ae.solve(e.initial, tight());
+    const SolveResult rq = aq.solve(q.initial, tight());
+    CAPTURE(re.summary.report());
+    CHECK(converged(re.summary.termination));
+    CHECK(re.summary.final_cost == rq.summary.final_cost);
+    CHECK(re.summary.iterations == rq.summary.iterations);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      CAPTURE(ids[i]);
+      const double xe = re.values.get(ScalarVar(ids[i])), xq = rq.values.get(ScalarVar(plain[i]));
+      CHECK(std::memcmp(&xe, &xq, sizeof xe) == 0);
+    }
+    CHECK(re.values.get(ScalarVar(ids.back())) == e.initial.get(ScalarVar(ids.back())));  // held constant
+    // Sharing the process's kernels: a new ID range is runtime data.
+    CHECK(ae.groups()[0].normal_equations_kernel_id == aq.groups()[0].normal_equations_kernel_id);
   }
-  CHECK(re.values.get(ScalarVar(kMax)) == e.initial.get(ScalarVar(kMax)));  // held constant
-  // Sharing the process's kernels: a new ID range is runtime data.
-  CHECK(ae.groups()[0].normal_equations_kernel_id == aq.groups()[0].normal_equations_kernel_id);
 }
 
 TEST_CASE("faults: mismatched batches throw and leave the problem as it was") {
