@@ -104,20 +104,28 @@ class Reader {
            "the file ends in " + std::string(section.name) + " " + std::to_string(k) + " after " +
                std::to_string(v) + " of its " + std::to_string(section.size) + " values (" +
                std::string(section.layout) + "): the header announces " + counts());
-    what_ =
-        std::string(section.name) + " " + std::to_string(k) + " " + std::string(section.values[v]);
+    what_ = {&section, k, v};
     return *t;
   }
 
+  // The value being read, for messages: "camera 3 f". Built only for an error: formatting
+  // it for every value was most of the reader's time.
+  std::string what() const {
+    return std::string(what_.section->name) + " " + std::to_string(what_.item) + " " +
+           std::string(what_.section->values[what_.value]);
+  }
+
   double number(const Token& t) const {
-    return detail::parse_number(t.text, source_, t.line, what_);
+    if (const std::optional<double> v = detail::try_parse_number(t.text)) return *v;
+    return detail::parse_number(t.text, source_, t.line, what());  // throws
   }
 
   int32_t index(const Token& t, size_t count, std::string_view things) const {
-    const int64_t i = detail::parse_integer(t.text, source_, t.line, what_);
+    const std::optional<int64_t> parsed = detail::try_parse_integer(t.text);
+    const int64_t i = parsed ? *parsed : detail::parse_integer(t.text, source_, t.line, what());
     if (i < 0 || static_cast<uint64_t>(i) >= count)
       fail(source_, t.line,
-           what_ + " is " + std::to_string(i) + ": out of range, " +
+           what() + " is " + std::to_string(i) + ": out of range, " +
                (count == 0 ? std::string("there are none")
                            : "expected 0 to " + std::to_string(count - 1)) +
                " (the header announces " + std::to_string(count) + " " + std::string(things) + ")");
@@ -137,7 +145,11 @@ class Reader {
   std::string_view source_;
   size_t max_values_ = 0;
   size_t num_cameras_ = 0, num_points_ = 0, num_observations_ = 0;
-  std::string what_;  // the value being read, for messages: "camera 3 f"
+  struct {
+    const Section* section = nullptr;
+    size_t item = 0;
+    int value = 0;
+  } what_;  // the value being read (what())
 };
 
 [[noreturn]] void cannot_write(const std::string& what) {

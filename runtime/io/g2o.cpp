@@ -144,11 +144,14 @@ class Parser {
   std::string what(size_t k) const {
     return std::string(tag_->name) + " " + value_name(tag_->kind, k);
   }
+  // what(k) is built only for an error message.
   double number(size_t k) const {
-    return detail::parse_number((*tokens_)[k + 1], source_, line_, what(k));
+    if (const std::optional<double> v = detail::try_parse_number((*tokens_)[k + 1])) return *v;
+    return detail::parse_number((*tokens_)[k + 1], source_, line_, what(k));  // throws
   }
   int64_t integer(size_t k) const {
-    return detail::parse_integer((*tokens_)[k + 1], source_, line_, what(k));
+    if (const std::optional<int64_t> v = detail::try_parse_integer((*tokens_)[k + 1])) return *v;
+    return detail::parse_integer((*tokens_)[k + 1], source_, line_, what(k));  // throws
   }
 
   void check_dimension() {

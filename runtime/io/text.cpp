@@ -124,6 +124,22 @@ std::vector<std::string_view> split_line(std::string_view line) {
   }
 }
 
+std::optional<double> try_parse_number(std::string_view token) {
+  const std::string_view digits = without_plus(token);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc() || end != digits.data() + digits.size() || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+std::optional<int64_t> try_parse_integer(std::string_view token) {
+  const std::string_view digits = without_plus(token);
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+  return value;
+}
+
 double parse_number(std::string_view token, std::string_view source, size_t line,
                     std::string_view what) {
   const std::string_view digits = without_plus(token);

@@ -61,5 +61,9 @@ double parse_number(std::string_view token, std::string_view source, size_t line
 // Likewise for a decimal integer that fits in int64_t.
 int64_t parse_integer(std::string_view token, std::string_view source, size_t line,
                       std::string_view what);
+// What parse_number / parse_integer return, or nullopt where they would fail: for readers
+// that build the `what` of a message only when there is an error to report.
+std::optional<double> try_parse_number(std::string_view token);
+std::optional<int64_t> try_parse_integer(std::string_view token);
 
 }  // namespace lsjit::io::detail
