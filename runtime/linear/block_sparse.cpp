@@ -138,6 +138,11 @@ void BlockSparseSymmetric::add_to_block(int i, int j, const double* B) {
     }
 }
 
+namespace {
+constexpr int kLocalColumns = 16;  // blocks this wide or narrower sum Bᵀx locally
+constexpr int64_t kPrefetchBlocks = 8;
+}  // namespace
+
 void BlockSparseSymmetric::multiply(const double* x, double* y) const {
   const BlockPattern& p = *pattern_;
   std::fill(y, y + p.dim(), 0.0);
@@ -162,6 +167,32 @@ void BlockSparseSymmetric::multiply(const double* x, double* y) const {
       const double* B = values_.data() + p.offset(k);
       const double* xj = x + p.scalar_offset(j);
       double* yj = y + p.scalar_offset(j);
+      if (k + kPrefetchBlocks < p.row_end(i)) {
+        // xj and yj are where the column's variable is, which is nowhere predictable (a
+        // camera's points), so their loads missed the caches: ask for them ahead.
+        const int64_t ahead = p.scalar_offset(p.col(k + kPrefetchBlocks));
+        __builtin_prefetch(x + ahead);
+        __builtin_prefetch(y + ahead, 1);
+      }
+      if (cj <= kLocalColumns) {
+        // Bᵀxi summed in a local array and added to yj once: adding to yj entry by entry
+        // made each block wait on loads and stores of yj, a random place in y (a bundle
+        // adjustment's points), and this product took 140 ms per call at 10^6 observations.
+        double t[kLocalColumns];
+        for (int b = 0; b < cj; ++b) t[b] = 0.0;
+        for (int a = 0; a < ri; ++a) {
+          const double* Ba = B + int64_t{a} * cj;
+          const double xa = xi[a];
+          double sum = 0;
+          for (int b = 0; b < cj; ++b) {
+            sum += Ba[b] * xj[b];
+            t[b] += Ba[b] * xa;
+          }
+          yi[a] += sum;
+        }
+        for (int b = 0; b < cj; ++b) yj[b] += t[b];
+        continue;
+      }
       for (int a = 0; a < ri; ++a) {
         const double* Ba = B + int64_t{a} * cj;
         double sum = 0;
