@@ -323,6 +323,12 @@ template <int CS, int PS, int V, int G>
     update_block_columns<CS, PS, V, G, 0, false>(s, stride, et, begin, end, H);
 }
 
+// The passes over a camera's observations read (or write) point data at each observation's
+// point: inverses, point vectors, the Bᵀx products. A camera's points are anywhere in the
+// point arrays, and once those outgrow the caches (10^6 observations: 250k points) every
+// such access missed; each pass asks for the point data this many observations ahead.
+constexpr int64_t kPrefetchObservations = 8;
+
 // et[m] = (B_ip C_p⁻¹)ᵀ, PS x CS row-major, for the observations [begin, end) of one camera,
 // m counted from begin: entry (k, r) is Σ_l B_ip(r, l) C_p⁻¹(l, k), summed in increasing l.
 // Through a transposed copy of B (reading B in place made the Schur solve about 1.06x
@@ -333,6 +339,7 @@ template <int CS, int PS>
                                                      const SchurStructure::CameraObservation* begin,
                                                      const SchurStructure::CameraObservation* end) {
   for (const SchurStructure::CameraObservation* c = begin; c != end; ++c, et += PS * CS) {
+    if (end - c > kPrefetchObservations) __builtin_prefetch(inverses + int64_t{c[kPrefetchObservations].point} * (PS * PS));
     const double* b = H + c->offset;
     const double* inverse = inverses + int64_t{c->point} * (PS * PS);
     double bt[PS][CS];
@@ -542,7 +549,13 @@ class Kernels final : public SchurKernels {
     for (int i = begin; i < end; ++i) {
       const int m = camera_size(i);
       const auto xi = vec<CS>(x + camera_at(i), m);
-      for (const SchurStructure::CameraObservation& c : s_.camera_observations(i)) {
+      const auto observations = s_.camera_observations(i);
+      for (size_t q = 0; q < observations.size(); ++q) {
+        const SchurStructure::CameraObservation& c = observations[q];
+        if (q + kPrefetchObservations < observations.size()) {
+          const SchurStructure::CameraObservation& ahead = observations[q + kPrefetchObservations];
+          __builtin_prefetch(products + observation_at(ahead.point, ahead.in_point), 1);
+        }
         const int n = point_size(c.point);
         multiply<Update::Set>(vec<PS>(products + observation_at(c.point, c.in_point), n),
                               ConstBlock<CS, PS>(H + c.offset, m, n).transpose(), xi);
@@ -604,7 +617,11 @@ class Kernels final : public SchurKernels {
       const int m = camera_size(i);
       Square<CS> Sii = symmetric<CS>(H + s_.camera_diagonal(i),
                                      shift != nullptr ? shift + camera_at(i) : nullptr, m);
-      for (const SchurStructure::CameraObservation& c : s_.camera_observations(i)) {
+      const auto observations = s_.camera_observations(i);
+      for (size_t q = 0; q < observations.size(); ++q) {
+        const SchurStructure::CameraObservation& c = observations[q];
+        if (q + kPrefetchObservations < observations.size())
+          __builtin_prefetch(inverses + point_square_at(observations[q + kPrefetchObservations].point));
         const int n = point_size(c.point);
         const ConstBlock<CS, PS> B(H + c.offset, m, n);
         auto E = uninitialized<RowMajor<CS, PS>>(m, n);
@@ -729,7 +746,11 @@ class Kernels final : public SchurKernels {
   template <Update U>
   void add_b_times(const double* H, const double* w, Vector<CS>& y, int i) const {
     const int m = camera_size(i);
-    for (const SchurStructure::CameraObservation& c : s_.camera_observations(i)) {
+    const auto observations = s_.camera_observations(i);
+    for (size_t q = 0; q < observations.size(); ++q) {
+      const SchurStructure::CameraObservation& c = observations[q];
+      if (q + kPrefetchObservations < observations.size())
+        __builtin_prefetch(w + point_at(observations[q + kPrefetchObservations].point));
       const int n = point_size(c.point);
       multiply<U>(y, ConstBlock<CS, PS>(H + c.offset, m, n), vec<PS>(w + point_at(c.point), n));
     }
