@@ -331,29 +331,42 @@ constexpr int64_t kPrefetchObservations = 8;
 
 // et[m] = (B_ip C_p⁻¹)ᵀ, PS x CS row-major, for the observations [begin, end) of one camera,
 // m counted from begin: entry (k, r) is Σ_l B_ip(r, l) C_p⁻¹(l, k), summed in increasing l.
-// Through a transposed copy of B (reading B in place made the Schur solve about 1.06x
-// slower). GCC -O2 still compiles the products to scalar multiply-adds; an explicitly
-// vectorized version along r measured no faster: the pass is bound by its loads of B.
+// Four rows r at a time: column l of those rows of B gathered into one vector, then each
+// row k of Eᵀ is Σ_l column_l · C_p⁻¹(l, k), a vector multiply-add per l; leftover rows one
+// by one in the same order. On Zen 4 this ran 1.8x faster than the scalar products through
+// a transposed copy of B it replaces (a microbenchmark of Ladybug-49's 31,843 blocks: 0.40
+// against 0.72 ms; copying the blocks alone took 0.17 ms, so the pass was not bound by its
+// loads of B, as an earlier note here said).
 template <int CS, int PS>
 [[gnu::always_inline]] inline void e_transposed_body(double* et, const double* H, const double* inverses,
                                                      const SchurStructure::CameraObservation* begin,
                                                      const SchurStructure::CameraObservation* end) {
+  constexpr int kFull = CS / 4 * 4;
   for (const SchurStructure::CameraObservation* c = begin; c != end; ++c, et += PS * CS) {
     if (end - c > kPrefetchObservations) __builtin_prefetch(inverses + int64_t{c[kPrefetchObservations].point} * (PS * PS));
     const double* b = H + c->offset;
     const double* inverse = inverses + int64_t{c->point} * (PS * PS);
-    double bt[PS][CS];
+#pragma GCC unroll 4
+    for (int r = 0; r < kFull; r += 4) {
+      Double4 column[PS];
 #pragma GCC unroll 16
-    for (int r = 0; r < CS; ++r)
+      for (int l = 0; l < PS; ++l)
+        column[l] = Double4{b[r * PS + l], b[(r + 1) * PS + l], b[(r + 2) * PS + l], b[(r + 3) * PS + l]};
 #pragma GCC unroll 16
-      for (int l = 0; l < PS; ++l) bt[l][r] = b[r * PS + l];
+      for (int k = 0; k < PS; ++k) {
+        Double4 v = column[0] * inverse[k];
 #pragma GCC unroll 16
-    for (int k = 0; k < PS; ++k)
+        for (int l = 1; l < PS; ++l) v += column[l] * inverse[l * PS + k];
+        __builtin_memcpy(et + k * CS + r, &v, sizeof v);
+      }
+    }
+#pragma GCC unroll 4
+    for (int r = kFull; r < CS; ++r)
 #pragma GCC unroll 16
-      for (int r = 0; r < CS; ++r) {
-        double v = 0;
+      for (int k = 0; k < PS; ++k) {
+        double v = b[r * PS] * inverse[k];
 #pragma GCC unroll 16
-        for (int l = 0; l < PS; ++l) v += bt[l][r] * inverse[l * PS + k];
+        for (int l = 1; l < PS; ++l) v += b[r * PS + l] * inverse[l * PS + k];
         et[k * CS + r] = v;
       }
   }
