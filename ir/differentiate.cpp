@@ -88,7 +88,7 @@ struct Differentiable {
 
 // Copies the traced graph into a builder (IEEE-safe rules) and finds what depends on δ.
 Differentiable prepare(const Trace& traced) {
-  Differentiable p{GraphBuilder({.fold_constants = true, .rewrite = true})};
+  Differentiable p{GraphBuilder({.fold_constants = true, .rewrite = true}), {}, {}, {}, 0};
   const Graph& g = traced.graph;
   std::vector<NodeId> map(g.size(), kNoNode);
   p.tangent.resize(traced.signature.vars.size());
