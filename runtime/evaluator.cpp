@@ -416,8 +416,7 @@ void Evaluator::add_gather(const Wave& wave, const Gather& gather, double* value
     return;
   }
   sum_h_sources(wave, gather, values + layout_.h_value_offset[d], layout_.h_rows[d], layout_.h_cols[d]);
-  if (gather.unpacks) unpack_h_block(d, values);
-  if (scale != nullptr && gather.closes) scale_h_block(d, values, scale);
+  finish_h_gather(gather, values, scale);
 }
 
 bool Evaluator::packed_source(const Source& s) const {
@@ -535,8 +534,7 @@ double Evaluator::normal_equations(const State& state, double* g, linear::BlockS
           kernels.sum_blocks_for(gather.size)(values + layout_.h_value_offset[d], buffer,
                                               h_offset_.data() + gather.first, gather.count, gather.size,
                                               gather.opens);
-          if (gather.unpacks) unpack_h_block(d, values);
-          if (scale != nullptr && gather.closes) scale_h_block(d, values, scale);
+          finish_h_gather(gather, values, scale);
           continue;
         }
         add_gather(wave, gather, values, g, scale);

@@ -111,6 +111,12 @@ class Evaluator {
   uint32_t accumulated_size(uint32_t d) const;  // doubles summed into block d
   // After a diagonal block's last source: its packed upper triangle to the full block.
   void unpack_h_block(uint32_t d, double* values) const;
+  // What follows summing an H gather's sources: on the destination's last gather, the
+  // unpacking of a diagonal block, then the Jacobi scaling when `scale`.
+  void finish_h_gather(const Gather& gather, double* values, const double* scale) const {
+    if (gather.unpacks) unpack_h_block(gather.destination, values);
+    if (scale != nullptr && gather.closes) scale_h_block(gather.destination, values, scale);
+  }
   void run_kernel(uint32_t group, const compiler::Kernel& kernel, int64_t begin, int64_t end,
                   int64_t shift, const State& state, double* const* outputs);
   double residual_cost(const State& state, bool constraints);

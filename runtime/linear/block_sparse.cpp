@@ -174,34 +174,26 @@ void BlockSparseSymmetric::multiply(const double* x, double* y) const {
         __builtin_prefetch(x + ahead);
         __builtin_prefetch(y + ahead, 1);
       }
-      if (cj <= kLocalColumns) {
-        // Bᵀxi summed in a local array and added to yj once: adding to yj entry by entry
-        // made each block wait on loads and stores of yj, a random place in y (a bundle
-        // adjustment's points), and this product took 140 ms per call at 10^6 observations.
-        double t[kLocalColumns];
-        for (int b = 0; b < cj; ++b) t[b] = 0.0;
-        for (int a = 0; a < ri; ++a) {
-          const double* Ba = B + int64_t{a} * cj;
-          const double xa = xi[a];
-          double sum = 0;
-          for (int b = 0; b < cj; ++b) {
-            sum += Ba[b] * xj[b];
-            t[b] += Ba[b] * xa;
-          }
-          yi[a] += sum;
-        }
-        for (int b = 0; b < cj; ++b) yj[b] += t[b];
-        continue;
-      }
+      // Bᵀxi summed in a local array and added to yj once (blocks up to kLocalColumns wide;
+      // wider ones into yj directly): adding to yj entry by entry made each block wait on
+      // loads and stores of yj, a random place in y (a bundle adjustment's points), and
+      // this product took 140 ms per call at 10^6 observations.
+      double local[kLocalColumns];
+      const bool summed_locally = cj <= kLocalColumns;
+      double* t = summed_locally ? local : yj;
+      if (summed_locally) std::fill(local, local + cj, 0.0);
       for (int a = 0; a < ri; ++a) {
         const double* Ba = B + int64_t{a} * cj;
+        const double xa = xi[a];
         double sum = 0;
         for (int b = 0; b < cj; ++b) {
           sum += Ba[b] * xj[b];
-          yj[b] += Ba[b] * xi[a];
+          t[b] += Ba[b] * xa;
         }
         yi[a] += sum;
       }
+      if (summed_locally)
+        for (int b = 0; b < cj; ++b) yj[b] += t[b];
     }
   }
 }
