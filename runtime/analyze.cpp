@@ -42,23 +42,24 @@ double seconds_since(Clock::time_point start) {
 // searches: Ladybug-49's 63,686 references took 2.7 ms of analyze() that way.
 constexpr uint64_t kDenseIdSpan = 4;
 
-// The span max − min + 1 of sorted or unsorted `ids` if an array over it is worth it, else 0.
-uint64_t dense_span(const std::vector<int64_t>& ids, size_t rows) {
-  if (ids.empty()) return 0;
-  const auto [lo, hi] = std::minmax_element(ids.begin(), ids.end());
-  const uint64_t span = static_cast<uint64_t>(*hi) - static_cast<uint64_t>(*lo) + 1;
+// The span hi − lo + 1 of IDs in [lo, hi] if an array over it is worth it for `rows` of
+// them, else 0 (also when the span overflows: the int64 extremes).
+uint64_t dense_span(int64_t lo, int64_t hi, size_t rows) {
+  const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;
   return span != 0 && span <= kDenseIdSpan * rows + 64 ? span : 0;
 }
 
 // `ids` sorted, without duplicates.
 void sort_unique(std::vector<int64_t>& ids) {
-  if (const uint64_t span = dense_span(ids, ids.size()); span != 0) {
-    const int64_t lo = *std::min_element(ids.begin(), ids.end());
+  if (ids.empty()) return;
+  const auto [lo, hi] = std::minmax_element(ids.begin(), ids.end());
+  const int64_t first = *lo;
+  if (const uint64_t span = dense_span(first, *hi, ids.size()); span != 0) {
     std::vector<uint8_t> seen(span, 0);
-    for (int64_t id : ids) seen[static_cast<uint64_t>(id) - static_cast<uint64_t>(lo)] = 1;
+    for (int64_t id : ids) seen[static_cast<uint64_t>(id) - static_cast<uint64_t>(first)] = 1;
     ids.clear();
     for (uint64_t k = 0; k < span; ++k)
-      if (seen[k]) ids.push_back(static_cast<int64_t>(static_cast<uint64_t>(lo) + k));
+      if (seen[k]) ids.push_back(static_cast<int64_t>(static_cast<uint64_t>(first) + k));
     return;
   }
   std::sort(ids.begin(), ids.end());
@@ -70,9 +71,11 @@ void sort_unique(std::vector<int64_t>& ids) {
 class RowOfId {
  public:
   explicit RowOfId(const std::vector<int64_t>& ids) : ids_(ids) {
-    if (dense_span(ids, ids.size()) == 0) return;
+    if (ids.empty()) return;
+    const uint64_t span = dense_span(ids.front(), ids.back(), ids.size());
+    if (span == 0) return;
     lo_ = ids.front();
-    row_.assign(static_cast<uint64_t>(ids.back()) - static_cast<uint64_t>(lo_) + 1, -1);
+    row_.assign(span, -1);
     for (size_t r = 0; r < ids.size(); ++r) row_[static_cast<uint64_t>(ids[r]) - static_cast<uint64_t>(lo_)] = static_cast<int32_t>(r);
   }
   int32_t operator()(int64_t id) const {
