@@ -33,7 +33,6 @@ SchurSolver::SchurSolver(std::shared_ptr<const BlockPattern> pattern, int first_
     : LinearSolver(pattern), structure_(std::move(pattern), first_eliminated_block) {
   kernels_ = make_schur_kernels(structure_);
   point_inverses_.resize(structure_.point_square_total());
-  point_work_.resize(structure_.point_dim());
   bt_products_.resize(structure_.observation_vector_total());
   reduced_rhs_.resize(structure_.camera_dim());
 }
@@ -99,6 +98,7 @@ LinearSolveSummary SchurSolver::solve_checked(const BlockSparseSymmetric& A, con
   }
   double* r = reduced_rhs_.data();
   if (!forms_reduced_rhs()) {
+    point_work_.resize(static_cast<size_t>(s.point_dim()));  // once: only these solvers use it
     double* v = point_work_.data();
     eliminate(H, b + na, nullptr, v);
     parallel_for(s.num_cameras(), [&](int begin, int end) {

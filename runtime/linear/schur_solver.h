@@ -135,7 +135,7 @@ class SchurSolver : public LinearSolver {
   std::unique_ptr<detail::ThreadPool> pool_;
   int pool_threads_ = 0;
   detail::BigVector<double> point_inverses_;  // (C_p + D_p)⁻¹, point_square_offset(p)
-  std::vector<double> point_work_;      // (C + D_C)⁻¹ b_C
+  std::vector<double> point_work_;      // (C + D_C)⁻¹ b_C, unless forms_reduced_rhs()
   detail::BigVector<double> bt_products_;     // B_ipᵀ x_i per observation, for eliminate()
   std::vector<double> reduced_rhs_;     // r
 };
