@@ -228,8 +228,10 @@ void child_kernel(const ChildArgs& args) {
   time_kernel(compiler::KernelMode::Residual, "residual_kernel_s");
 }
 
-// One Schur linear solve alone, as LM's first iteration solves it: H and g at the file's
-// values (Jacobi-scaled as LM scales them), damping diag(H) / 10^4, the points eliminated.
+// One Schur linear solve alone, as LM's first iteration solves it for iterative_schur: H
+// and g at the file's values, Jacobi-scaled, damping diag(H) / 10^4, the points eliminated.
+// (For the direct solvers LM now passes H unscaled with the damping carried back, the same
+// system up to rounding; the scaled one here times the same work.)
 // Median of `repeats` solves after one warm-up, one thread: the linear_solver_s share of a
 // solve without the LM around it, steady enough to compare two builds of a Schur kernel.
 void child_schur(const ChildArgs& args) {
