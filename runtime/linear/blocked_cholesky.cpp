@@ -99,6 +99,56 @@ int64_t factor_generic(double* a, int64_t n) { return factor_body<2, 2, 4>(a, n)
 }
 #endif
 
+// L y = x down the columns (each an axpy on contiguous memory), then Lᵀ z = y up them
+// (each a dot product with a contiguous column), in V-wide vectors. The dot products keep
+// 2V partial sums: summed one after the other, as before, the solve was bound by the
+// latency of 97k dependent additions (0.13 ms per Ladybug-49 solve, 3% of it).
+template <int V>
+[[gnu::always_inline]] inline void solve_body(const double* a, int64_t n, double* x) {
+  typedef double Vec __attribute__((vector_size(V * sizeof(double))));
+  for (int64_t c = 0; c < n; ++c) {
+    const double* column = a + c * n;
+    const double y = x[c] / column[c];
+    x[c] = y;
+    int64_t r = c + 1;
+    for (; r + V <= n; r += V) {
+      Vec xr, lr;
+      __builtin_memcpy(&xr, x + r, sizeof xr);
+      __builtin_memcpy(&lr, column + r, sizeof lr);
+      xr -= y * lr;
+      __builtin_memcpy(x + r, &xr, sizeof xr);
+    }
+    for (; r < n; ++r) x[r] -= y * column[r];
+  }
+  for (int64_t c = n - 1; c >= 0; --c) {
+    const double* column = a + c * n;
+    Vec sum0 = {}, sum1 = {};
+    int64_t r = c + 1;
+    for (; r + 2 * V <= n; r += 2 * V) {
+      Vec l0, l1, x0, x1;
+      __builtin_memcpy(&l0, column + r, sizeof l0);
+      __builtin_memcpy(&l1, column + r + V, sizeof l1);
+      __builtin_memcpy(&x0, x + r, sizeof x0);
+      __builtin_memcpy(&x1, x + r + V, sizeof x1);
+      sum0 += l0 * x0;
+      sum1 += l1 * x1;
+    }
+    sum0 += sum1;
+    double lanes[V];
+    __builtin_memcpy(lanes, &sum0, sizeof lanes);
+    double dot = 0;
+    for (int k = 0; k < V; ++k) dot += lanes[k];
+    for (; r < n; ++r) dot += column[r] * x[r];
+    x[c] = (x[c] - dot) / column[c];
+  }
+}
+
+void solve_generic(const double* a, int64_t n, double* x) { solve_body<2>(a, n, x); }
+
+#if defined(__x86_64__)
+[[gnu::target("avx2,fma")]] void solve_avx2(const double* a, int64_t n, double* x) { solve_body<4>(a, n, x); }
+#endif
+
 }  // namespace
 
 int64_t blocked_cholesky(double* a, int64_t n, bool host_isa) {
@@ -111,21 +161,13 @@ int64_t blocked_cholesky(double* a, int64_t n, bool host_isa) {
   return factor_generic(a, n);
 }
 
-void blocked_cholesky_solve(const double* a, int64_t n, double* x) {
-  // L y = x down the columns (each an axpy on contiguous memory), then Lᵀ z = y up them
-  // (each a dot product with a contiguous column).
-  for (int64_t c = 0; c < n; ++c) {
-    const double* column = a + c * n;
-    const double y = x[c] / column[c];
-    x[c] = y;
-    for (int64_t r = c + 1; r < n; ++r) x[r] -= y * column[r];
-  }
-  for (int64_t c = n - 1; c >= 0; --c) {
-    const double* column = a + c * n;
-    double sum = x[c];
-    for (int64_t r = c + 1; r < n; ++r) sum -= column[r] * x[r];
-    x[c] = sum / column[c];
-  }
+void blocked_cholesky_solve(const double* a, int64_t n, double* x, bool host_isa) {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (host_isa && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return solve_avx2(a, n, x);
+#endif
+  (void)host_isa;
+  solve_generic(a, n, x);
 }
 
 }  // namespace lsjit::linear

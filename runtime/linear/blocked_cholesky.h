@@ -24,7 +24,7 @@ inline constexpr int64_t kBlockedCholeskyPad = 16;
 // host_isa false: the generic x86-64 code even where the CPU has more (for tests).
 int64_t blocked_cholesky(double* a, int64_t n, bool host_isa = true);
 
-// x ← (L Lᵀ)⁻¹ x for the factor blocked_cholesky left in a (n as there).
-void blocked_cholesky_solve(const double* a, int64_t n, double* x);
+// x ← (L Lᵀ)⁻¹ x for the factor blocked_cholesky left in a (n as there). host_isa as above.
+void blocked_cholesky_solve(const double* a, int64_t n, double* x, bool host_isa = true);
 
 }  // namespace lsjit::linear

@@ -55,7 +55,7 @@ TEST_CASE("linear blocked_cholesky: factor and solve match Eigen's LLT, host and
       Eigen::MatrixXd mine = Eigen::Map<Eigen::MatrixXd>(a.data(), n, n).triangularView<Eigen::Lower>();
       CHECK((mine - L).norm() <= 1e-12 * L.norm());
       Eigen::VectorXd x = b;
-      blocked_cholesky_solve(a.data(), n, x.data());
+      blocked_cholesky_solve(a.data(), n, x.data(), host);
       CHECK((x - reference).norm() <= 1e-9 * reference.norm());
     }
   }
