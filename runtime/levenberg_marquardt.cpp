@@ -96,20 +96,19 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
   };
 
   double cost = evaluate_normal_equations();
-  {
-    // The cost alone, to name a non-finite residual (the fused kernel only sums them).
+  if (!std::isfinite(cost)) {
+    // The cost alone, to name a non-finite residual (the fused kernel only sums them). Only
+    // here: a finite fused cost has finite residuals, and evaluating them again at the
+    // start of every solve cost 0.2% of a Ladybug-49 solve.
     const auto t0 = Clock::now();
     const double c = evaluator.cost(state);
     summary.residual_s += seconds_since(t0);
-    if (!std::isfinite(c) || !std::isfinite(cost)) {
-      summary.initial_cost = summary.final_cost = c;
-      summary.termination = Termination::Failure;
-      const std::string where = evaluator.first_non_finite_residual();
-      summary.message = "the cost at the initial values is not finite" +
-                        (where.empty() ? std::string(" (its gradient or Gauss-Newton matrix is)")
-                                       : ": " + where);
-      return;
-    }
+    summary.initial_cost = summary.final_cost = c;
+    summary.termination = Termination::Failure;
+    const std::string where = evaluator.first_non_finite_residual();
+    summary.message = "the cost at the initial values is not finite" +
+                      (where.empty() ? std::string(" (its gradient or Gauss-Newton matrix is)") : ": " + where);
+    return;
   }
   summary.initial_cost = summary.final_cost = cost;
   diag_is_current = true;  // first_non_finite_variable fills diag
