@@ -52,6 +52,8 @@ void augmented_lagrangian(const ProblemLayout& layout, Evaluator& evaluator,
     summary.iterations += inner.iterations;
     summary.successful_steps += inner.successful_steps;
     summary.unsuccessful_steps += inner.unsuccessful_steps;
+    summary.residual_evaluations += inner.residual_evaluations;
+    summary.normal_evaluations += inner.normal_evaluations;
     summary.residual_s += inner.residual_s;
     summary.jacobian_s += inner.jacobian_s;
     summary.linear_solver_s += inner.linear_solver_s;

@@ -86,13 +86,27 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
   bool diag_is_current = false;  // diag holds H's diagonal as H is now
   std::vector<std::vector<double>> candidate = state;
 
-  auto evaluate_normal_equations = [&] {
+  // Speculative evaluation (SolverOptions::speculative_evaluation): the trial point's normal
+  // equations overwrite g and H, and a step that is not taken evaluates them again at the
+  // current point. (A second H to keep them in instead was no faster on Ladybug-49: with two
+  // copies of H in turn, the assembly no longer found the one it wrote in cache.)
+  bool speculate = options.speculative_evaluation;  // at the next trial point
+  bool speculated = false;                          // g and H are the trial point's
+
+  auto evaluate_normal_equations_at = [&](const std::vector<std::vector<double>>& at) {
     diag_is_current = false;
     const auto t0 = Clock::now();
     // Once the scaling is known the evaluator applies it block by block as H is assembled.
-    const double c = evaluator.normal_equations(state, g.data(), H, H_is_scaled ? scale.data() : nullptr);
+    const double c = evaluator.normal_equations(at, g.data(), H, H_is_scaled ? scale.data() : nullptr);
     summary.jacobian_s += seconds_since(t0);
+    ++summary.normal_evaluations;
     return c;
+  };
+  auto evaluate_normal_equations = [&] { return evaluate_normal_equations_at(state); };
+  // After a trial point that is not moved to: g and H of the current point again.
+  auto restore_if_speculated = [&] {
+    if (speculated) evaluate_normal_equations();
+    speculated = false;
   };
 
   double cost = evaluate_normal_equations();
@@ -103,6 +117,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
     const auto t0 = Clock::now();
     const double c = evaluator.cost(state);
     summary.residual_s += seconds_since(t0);
+    ++summary.residual_evaluations;
     summary.initial_cost = summary.final_cost = c;
     summary.termination = Termination::Failure;
     const std::string where = evaluator.first_non_finite_residual();
@@ -152,13 +167,15 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
     summary.final_cost = cost;
   };
 
-  // Moves to the candidate and evaluates the normal equations there. A candidate whose
-  // cost is finite but whose gradient or Gauss–Newton matrix is not (a derivative that
-  // overflows or is 0/0 there) is no point to step from, however low its cost: the move
-  // is undone (state, g and H as before) and the step counts as rejected.
-  auto move_to_candidate = [&] {
+  // Moves to the candidate and evaluates the normal equations there (or takes those
+  // evaluated speculatively, whose cost is candidate_cost). A candidate whose cost is
+  // finite but whose gradient or Gauss–Newton matrix is not (a derivative that overflows
+  // or is 0/0 there) is no point to step from, however low its cost: the move is undone
+  // (state, g and H as before) and the step counts as rejected.
+  auto move_to_candidate = [&](double candidate_cost) {
     state.swap(candidate);
-    const double c = evaluate_normal_equations();
+    const double c = speculated ? candidate_cost : evaluate_normal_equations();
+    speculated = false;
     if (std::isfinite(c) && first_non_finite_variable(layout, g, H, diag).empty()) {
       diag_is_current = true;
       cost = c;
@@ -266,9 +283,15 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
         const size_t row = size_t{f.row} * type.ambient;
         type.retract(state[f.type].data() + row, step.data() + f.offset, candidate[f.type].data() + row);
       }
-      const auto t0 = Clock::now();
-      candidate_cost = evaluator.cost(candidate);
-      summary.residual_s += seconds_since(t0);
+      speculated = speculate;
+      if (speculated) {
+        candidate_cost = evaluate_normal_equations_at(candidate);
+      } else {
+        const auto t0 = Clock::now();
+        candidate_cost = evaluator.cost(candidate);
+        summary.residual_s += seconds_since(t0);
+        ++summary.residual_evaluations;
+      }
 
       if (!std::isfinite(candidate_cost)) {
         why_rejected = "the cost at the trial point is not finite";
@@ -280,12 +303,13 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
           it.iteration_s = seconds_since(iteration_start);
           it.cumulative_s = seconds_since(start);
           const double previous_cost = cost;
-          if (candidate_cost < cost && move_to_candidate()) {  // take the (tiny) improvement
+          if (candidate_cost < cost && move_to_candidate(candidate_cost)) {  // take the (tiny) improvement
             it.cost_change = previous_cost - candidate_cost;
             it.cost = cost;
             it.step_accepted = true;
             ++summary.successful_steps;
           } else {
+            restore_if_speculated();
             ++summary.unsuccessful_steps;
           }
           it.gradient_max_norm = max_abs(g);
@@ -303,10 +327,12 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
     }
 
     const double previous_cost = cost;
-    if (accepted && !move_to_candidate()) {
+    if (accepted && !move_to_candidate(candidate_cost)) {
       accepted = false;
       why_rejected = "the gradient at the trial point is not finite";
     }
+    // A rejected step's speculative evaluation was wasted: none until the next acceptance.
+    speculate = options.speculative_evaluation && accepted;
     if (accepted) {
       it.cost_change = previous_cost - candidate_cost;
       ++summary.successful_steps;
@@ -317,6 +343,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
         decrease_factor = 2.0;
       }
     } else {
+      restore_if_speculated();
       ++summary.unsuccessful_steps;
       if (options.gauss_newton) {
         it.cost = cost;

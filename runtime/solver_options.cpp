@@ -126,6 +126,9 @@ std::string SolveSummary::report() const {
   row("Iterations", std::to_string(iterations));
   row("  Successful steps", std::to_string(successful_steps));
   row("  Unsuccessful steps", std::to_string(unsuccessful_steps));
+  out << "Evaluations\n";
+  row("  Cost alone", std::to_string(residual_evaluations));
+  row("  Normal equations", std::to_string(normal_evaluations));
   if (!outer_iterations.empty()) {
     out << "\nConstraints (augmented Lagrangian):\n";
     row("  Outer iterations", std::to_string(outer_iterations.size()));
@@ -157,6 +160,8 @@ std::string SolveSummary::json() const {
   out << "{\"initial_cost\": " << json_number(initial_cost) << ", \"final_cost\": " << json_number(final_cost)
       << ", \"iterations\": " << iterations << ", \"successful_steps\": " << successful_steps
       << ", \"unsuccessful_steps\": " << unsuccessful_steps
+      << ", \"residual_evaluations\": " << residual_evaluations
+      << ", \"normal_evaluations\": " << normal_evaluations
       << ", \"termination\": " << json_string(termination_name(termination))
       << ", \"converged\": " << (converged(termination) ? "true" : "false")
       << ", \"message\": " << json_string(message) << ", \"trace_s\": " << json_number(trace_s)

@@ -297,6 +297,53 @@ TEST_CASE("a trial point with a non-finite cost is a rejected step") {
   CHECK(r.values.get(ScalarVar(0)) == doctest::Approx(0.01).epsilon(1e-12));
 }
 
+TEST_CASE("speculative evaluation changes the work of a solve, not its result") {
+  // A trust region far too large for the spring network's curvature: early steps overshoot
+  // and are rejected, then the radius settles and steps are accepted.
+  Network net = random_network(30, 12);
+  const AnalyzedProblem a = net.problem.analyze(lsjit::testing::analyze_with(lsjit::testing::memory_cache()));
+  for (LinearSolver solver : {LinearSolver::SparseCholesky, LinearSolver::ConjugateGradient}) {
+    CAPTURE(linear_solver_name(solver));
+    SolverOptions off = tight(solver), on = off;
+    off.initial_trust_region_radius = on.initial_trust_region_radius = 1e12;
+    off.speculative_evaluation = false;
+    const SolveResult r_off = a.solve(net.initial, off), r_on = a.solve(net.initial, on);
+    CAPTURE(r_on.summary.report());
+    REQUIRE(r_on.summary.unsuccessful_steps >= 1);
+    REQUIRE(r_on.summary.successful_steps >= 1);
+    CHECK(bitwise_equal(r_on.values, r_off.values));
+    CHECK(r_on.summary.final_cost == r_off.summary.final_cost);
+    REQUIRE(r_on.summary.per_iteration.size() == r_off.summary.per_iteration.size());
+    for (size_t i = 0; i < r_on.summary.per_iteration.size(); ++i) {
+      CHECK(r_on.summary.per_iteration[i].cost == r_off.summary.per_iteration[i].cost);
+      CHECK(r_on.summary.per_iteration[i].trust_region_radius == r_off.summary.per_iteration[i].trust_region_radius);
+      CHECK(r_on.summary.per_iteration[i].step_accepted == r_off.summary.per_iteration[i].step_accepted);
+    }
+    // Without speculation: a cost evaluation per trial point, normal equations at the start
+    // and at every accepted point.
+    const int trials = r_off.summary.successful_steps + r_off.summary.unsuccessful_steps;
+    CHECK(r_off.summary.residual_evaluations == trials);
+    CHECK(r_off.summary.normal_evaluations == 1 + r_off.summary.successful_steps);
+    // With it: the trial points after a rejection get their cost alone (and normal equations
+    // if accepted), every other one its normal equations, and each rejected one of those
+    // one more at the current point.
+    int alone = 0, alone_accepted = 0, speculated_rejections = 0;
+    bool previous_accepted = true;
+    for (const IterationSummary& it : r_on.summary.per_iteration) {
+      if (it.iteration == 0) continue;
+      if (!previous_accepted) {
+        ++alone;
+        alone_accepted += it.step_accepted;
+      } else if (!it.step_accepted) {
+        ++speculated_rejections;
+      }
+      previous_accepted = it.step_accepted;
+    }
+    CHECK(r_on.summary.residual_evaluations == alone);
+    CHECK(r_on.summary.normal_evaluations == 1 + (trials - alone) + speculated_rejections + alone_accepted);
+  }
+}
+
 TEST_CASE("the iteration callback can stop a solve - verbose prints a row per iteration") {
   Network net = random_network(10, 5);
   const AnalyzedProblem a = net.problem.analyze(lsjit::testing::analyze_with(lsjit::testing::memory_cache()));

@@ -111,8 +111,7 @@ void child_lsjit(const ChildArgs& args) {
   emit("iterations_s", iterations_s);
   emit("iterations", s.iterations);
   emit("successful_steps", s.successful_steps);
-  // The initial point and every accepted step evaluate the normal equations (jacobian_s).
-  emit("normal_evaluations", 1 + s.successful_steps);
+  emit("normal_evaluations", s.normal_evaluations);
   emit("linear_iterations", linear_iterations);
   emit("initial_cost", s.initial_cost);
   emit("final_cost", s.final_cost);
