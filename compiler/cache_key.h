@@ -40,7 +40,8 @@ namespace lsjit::compiler {
 // key parts do not capture: the IR's semantics, graph_for_mode's passes, the lowering and
 // the kernel ABI of kernel.h. Bump it when any of those changes how a kernel behaves, so
 // old cache entries stop matching.
-inline constexpr uint32_t kCacheIrVersion = 2;  // 2: diagonal H blocks packed (kernel.h)
+// 2: diagonal H blocks packed; 3: off-diagonal H blocks scattered (kernel.h)
+inline constexpr uint32_t kCacheIrVersion = 3;
 
 struct CacheKey {
   std::vector<std::pair<std::string, std::string>> parts;

@@ -20,7 +20,8 @@
 //     values are computed, is transposed back and stored with one vector store per lane;
 //     offsets outside such blocks are stored lane by lane (extractelement + store) at
 //     outputs[array][i * per_instance + offset], KernelLayout::place giving array and
-//     offset;
+//     offset (a scattered array's lane l at scatter[array][i + l][offset], its W block
+//     pointers loaded once per body);
 //   - ops follow ir/eval_op.h exactly: IEEE fadd/fsub/fmul/fdiv/fneg/frem (frem is C
 //     fmod), llvm.sqrt/fabs/floor/ceil, llvm.minnum/maxnum (C fmin/fmax), fcmp olt/ole/
 //     ogt/oge/oeq and une for ne (C semantics with NaN), i1 and/or/xor, select. powi(x, n)
@@ -319,14 +320,18 @@ class Lowering {
     b_.SetInsertPoint(entry_);
     invariant_ = llvm::MDNode::get(ctx_, {});
 
-    // KernelArgs: begin, end, indices, values, data, outputs (kernel.h).
-    static_assert(sizeof(KernelArgs) == 48);
+    // KernelArgs: begin, end, indices, values, data, outputs, scatter (kernel.h).
+    static_assert(sizeof(KernelArgs) == 56);
     llvm::Value* begin = load_field(args, offsetof(KernelArgs, begin), i64_, "begin");
     llvm::Value* end = load_field(args, offsetof(KernelArgs, end), i64_, "end");
     llvm::Value* indices = load_field(args, offsetof(KernelArgs, indices), ptr_, "indices");
     llvm::Value* values = load_field(args, offsetof(KernelArgs, values), ptr_, "values");
     llvm::Value* data = load_field(args, offsetof(KernelArgs, data), ptr_, "data");
     llvm::Value* outputs = load_field(args, offsetof(KernelArgs, outputs), ptr_, "outputs");
+    llvm::Value* scatter = nullptr;
+    for (size_t k = 0; k < layout_.outputs.size(); ++k)
+      if (array_used_[k] && layout_.outputs[k].scattered && !scatter)
+        scatter = load_field(args, offsetof(KernelArgs, scatter), ptr_, "scatter");
 
     // The per-slot and per-array pointers, once.
     Pointers real;
@@ -340,7 +345,9 @@ class Lowering {
     real.data = data;
     real.outputs.assign(layout_.outputs.size(), nullptr);
     for (size_t k = 0; k < layout_.outputs.size(); ++k)
-      if (array_used_[k]) real.outputs[k] = load_element(outputs, k, "out." + std::to_string(k));
+      if (array_used_[k])
+        real.outputs[k] = layout_.outputs[k].scattered ? load_element(scatter, k, "scatter." + std::to_string(k))
+                                                       : load_element(outputs, k, "out." + std::to_string(k));
 
     exit_ = llvm::BasicBlock::Create(ctx_, "exit", fn_);
     if (width_ == 1)
@@ -357,7 +364,8 @@ class Lowering {
   struct Pointers {
     std::vector<llvm::Value*> indices;  // per variable slot (nullptr if unused)
     llvm::Value* data = nullptr;
-    std::vector<llvm::Value*> outputs;  // per output array (nullptr if unused)
+    std::vector<llvm::Value*> outputs;  // per output array (nullptr if unused); a scattered
+                                        // array's is its table of block pointers
   };
 
   // for (i = begin; i < end; ++i) BODY<1>(i); then branches to `done`.
@@ -469,7 +477,8 @@ class Lowering {
     for (size_t s = 0; s < slot_used_.size(); ++s)
       if (slot_used_[s]) bytes += uint64_t{width_} * 4;
     for (size_t k = 0; k < layout_.outputs.size(); ++k)
-      if (array_used_[k]) bytes += uint64_t{width_} * layout_.outputs[k].per_instance * 8;
+      if (array_used_[k])
+        bytes += uint64_t{width_} * (layout_.outputs[k].per_instance + (layout_.outputs[k].scattered ? 1 : 0)) * 8;
     return bytes;
   }
 
@@ -514,10 +523,20 @@ class Lowering {
                                  b_.CreateMul(source[l], b_.getInt64(stride), "", true, true)),
             llvm::Align(8), stride * 8);
     }
-    for (size_t k = 0; k < real.outputs.size(); ++k)
-      if (real.outputs[k])
-        p.outputs[k] = scratch_array(f64_, uint64_t{w} * layout_.outputs[k].per_instance,
-                                     "out.copy." + std::to_string(k));
+    for (size_t k = 0; k < real.outputs.size(); ++k) {
+      if (!real.outputs[k]) continue;
+      const uint64_t per = layout_.outputs[k].per_instance;
+      llvm::Value* blocks = scratch_array(f64_, uint64_t{w} * per, "out.copy." + std::to_string(k));
+      if (!layout_.outputs[k].scattered) {
+        p.outputs[k] = blocks;
+        continue;
+      }
+      // A scattered array's copies get a table too: lane l's block at blocks + l * per.
+      p.outputs[k] = scratch_array(ptr_, w, "scatter.copy." + std::to_string(k));
+      for (uint32_t l = 0; l < w; ++l)
+        b_.CreateAlignedStore(b_.CreateConstInBoundsGEP1_64(f64_, blocks, uint64_t{l} * per),
+                              b_.CreateConstInBoundsGEP1_64(ptr_, p.outputs[k], l), llvm::Align(8));
+    }
     return p;
   }
 
@@ -535,6 +554,12 @@ class Lowering {
     for (size_t k = 0; k < real.outputs.size(); ++k) {
       if (!real.outputs[k]) continue;
       const uint64_t per = layout_.outputs[k].per_instance;
+      if (layout_.outputs[k].scattered) {
+        llvm::Value* to = b_.CreateAlignedLoad(ptr_, b_.CreateInBoundsGEP(ptr_, real.outputs[k], instance), llvm::Align(8));
+        llvm::Value* from = b_.CreateAlignedLoad(ptr_, b_.CreateInBoundsGEP(ptr_, scratch.outputs[k], l), llvm::Align(8));
+        b_.CreateMemCpy(to, llvm::Align(8), from, llvm::Align(8), per * 8);
+        continue;
+      }
       b_.CreateMemCpy(
           b_.CreateInBoundsGEP(f64_, real.outputs[k],
                                b_.CreateMul(instance, b_.getInt64(per), "", true, true)),
@@ -759,6 +784,7 @@ class Lowering {
     std::vector<std::vector<llvm::Value*>> var_rows; // [slot][lane] row pointers
     llvm::Value* data_base = nullptr;                // data row of instance i
     std::vector<llvm::Value*> out_base;              // output block of instance i
+    std::vector<std::vector<llvm::Value*>> out_lane; // [array][lane] blocks, scattered arrays
     std::vector<std::vector<NodeId>> out_node;       // [array][offset], once computed
     std::vector<std::unordered_map<uint32_t, uint32_t>> out_missing;  // [array][block]
     size_t emitted = 0;                              // nodes emitted, for block cuts
@@ -822,6 +848,8 @@ class Lowering {
     const uint32_t per = layout_.outputs[place.array].per_instance;
     const NodeId node = graph_.outputs[output].node;
     auto lane_ptr = [&](uint32_t l, uint32_t offset) {
+      if (!st.out_lane[place.array].empty())
+        return b_.CreateConstInBoundsGEP1_64(f64_, st.out_lane[place.array][l], offset);
       return b_.CreateConstInBoundsGEP1_64(f64_, st.out_base[place.array],
                                            uint64_t{l} * per + offset);
     };
@@ -988,11 +1016,20 @@ class Lowering {
           f64_, cur_.data, b_.CreateMul(i, b_.getInt64(layout_.data_stride), "", true, true));
     prefetch_next(st, next);
     st.out_base.assign(layout_.outputs.size(), nullptr);
-    for (size_t k = 0; k < layout_.outputs.size(); ++k)
-      if (array_used_[k])
-        st.out_base[k] = b_.CreateInBoundsGEP(
-            f64_, cur_.outputs[k],
-            b_.CreateMul(i, b_.getInt64(layout_.outputs[k].per_instance), "", true, true));
+    st.out_lane.assign(layout_.outputs.size(), {});
+    for (size_t k = 0; k < layout_.outputs.size(); ++k) {
+      if (!array_used_[k]) continue;
+      if (layout_.outputs[k].scattered) {  // lane l's block: the table's entry i + l
+        llvm::Value* row = b_.CreateInBoundsGEP(ptr_, cur_.outputs[k], i);
+        for (uint32_t l = 0; l < w; ++l)
+          st.out_lane[k].push_back(
+              load_input(ptr_, b_.CreateConstInBoundsGEP1_64(ptr_, row, l), llvm::Align(8)));
+        continue;
+      }
+      st.out_base[k] = b_.CreateInBoundsGEP(
+          f64_, cur_.outputs[k],
+          b_.CreateMul(i, b_.getInt64(layout_.outputs[k].per_instance), "", true, true));
+    }
     walk(st);
   }
 

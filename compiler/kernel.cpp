@@ -52,7 +52,8 @@ KernelLayout make_layout(const ir::Signature& sig, KernelMode mode) {
         for (size_t w = v; w < sig.vars.size(); ++w)
           l.outputs.push_back({"H[" + sig.vars[v].name + "," + sig.vars[w].name + "]",
                                v == w ? packed_size(sig.vars[v].tangent)
-                                      : sig.vars[v].tangent * sig.vars[w].tangent});
+                                      : sig.vars[v].tangent * sig.vars[w].tangent,
+                               v != w});
       break;
   }
   return l;
@@ -104,6 +105,17 @@ ir::Trace graph_for_mode(const ir::Trace& traced, KernelMode mode) {
   throw std::logic_error("graph_for_mode: unknown mode");
 }
 
+ScatterTables contiguous_scatter(const KernelLayout& layout, double* const* outputs, int64_t instances) {
+  ScatterTables s;
+  s.tables.resize(layout.outputs.size());
+  for (size_t k = 0; k < layout.outputs.size(); ++k) {
+    if (layout.outputs[k].scattered)
+      for (int64_t i = 0; i < instances; ++i) s.tables[k].push_back(outputs[k] + i * layout.outputs[k].per_instance);
+    s.pointers.push_back(s.tables[k].empty() ? nullptr : s.tables[k].data());
+  }
+  return s;
+}
+
 void run_reference(const ir::Trace& g, const KernelLayout& layout, const KernelArgs& args) {
   const ir::Signature& sig = g.signature;
   const std::vector<bool> stored = stored_outputs(layout, g.graph.outputs);
@@ -124,7 +136,9 @@ void run_reference(const ir::Trace& g, const KernelLayout& layout, const KernelA
       if (!stored[k]) continue;
       const ir::Output& o = g.graph.outputs[k];
       const KernelLayout::Place p = layout.place(o);
-      args.outputs[p.array][i * layout.outputs[p.array].per_instance + p.offset] = v[o.node];
+      const OutputArray& a = layout.outputs[p.array];
+      double* block = a.scattered ? args.scatter[p.array][i] : args.outputs[p.array] + i * a.per_instance;
+      block[p.offset] = v[o.node];
     }
   }
 }

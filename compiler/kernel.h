@@ -9,9 +9,11 @@
 //   data            per-instance data, instance-major: data[i * data_stride + offset + c]
 //                   with the data slots concatenated in signature order
 // and writing, for each output array k of the mode (KernelLayout::outputs), the block of
-// instance i at outputs[k][i * per_instance ...]. Indices are absolute instance numbers,
-// so threads split [begin, end) and share every pointer. Pointers are never aliased; an
-// output array the mode does not have is not touched.
+// instance i at outputs[k][i * per_instance ...], or, for a scattered array, at
+// scatter[k][i] (per_instance doubles there; outputs[k] is not read). Indices are absolute
+// instance numbers, so threads split [begin, end) and share every pointer. Pointers are
+// never aliased (scattered blocks included: no two instances' blocks overlap); an output
+// array the mode does not have is not touched.
 //
 // Modes and their output arrays, in order (n variable slots, T_v tangent dims, R residuals):
 //   Residual          res                    R per instance
@@ -23,6 +25,10 @@
 //                     T_v(T_v+1)/2 doubles, not T_v², so that a bundle-adjustment
 //                     instance writes 91 doubles instead of 130. A solver accumulates
 //                     these; J itself is never stored.
+//                     The H[v,w] arrays with v < w are scattered: a block that is the
+//                     only one added to its place in the global H (bundle adjustment's
+//                     camera-point blocks, most pose-graph edges) goes there directly,
+//                     with no copy through a buffer.
 #pragma once
 
 #include <cstdint>
@@ -47,7 +53,11 @@ struct KernelArgs {
   const int32_t* const* indices = nullptr;  // [variable slot]
   const double* const* values = nullptr;    // [variable slot]
   const double* data = nullptr;             // may be nullptr when data_stride == 0
-  double* const* outputs = nullptr;         // [output array]
+  double* const* outputs = nullptr;         // [output array]; unused for scattered arrays
+  // [output array]: for a scattered array, its instances' block pointers, indexed by the
+  // absolute instance number; entries for other arrays are not read. May be nullptr
+  // when the layout has no scattered array that the graph writes.
+  double* const* const* scatter = nullptr;
 };
 
 // The generated function. `extern "C"`-style: one pointer argument.
@@ -56,6 +66,7 @@ using KernelFn = void (*)(const KernelArgs*);
 struct OutputArray {
   std::string name;       // res, J[a], cost, g[a], H[a,b]
   uint32_t per_instance;  // doubles per instance
+  bool scattered = false; // written through KernelArgs::scatter (NormalEquations' H[v,w], v < w)
 };
 
 // Where a cost's inputs and outputs live for one mode.
@@ -98,6 +109,17 @@ std::vector<bool> stored_outputs(const KernelLayout& layout, const std::vector<i
 // The graph a mode's kernel evaluates, from a traced cost: the simplified residual, the
 // residual + Jacobian, or the normal-equation blocks (ir/normal_equations.h).
 ir::Trace graph_for_mode(const ir::Trace& traced, KernelMode mode);
+
+// Scatter tables that put instance i's block of a scattered array where an unscattered
+// array would have it, at outputs[k] + i * per_instance, for instances [0, instances): what
+// callers that keep every output array contiguous (tests, benchmarks) pass as
+// KernelArgs::scatter (pointers.data()). pointers refers into tables, whose buffers stay
+// put when the object is moved.
+struct ScatterTables {
+  std::vector<std::vector<double*>> tables;  // per output array; empty unless scattered
+  std::vector<double* const*> pointers;      // per output array: tables[k].data(), or null
+};
+ScatterTables contiguous_scatter(const KernelLayout& layout, double* const* outputs, int64_t instances);
 
 // Evaluates a mode's graph for instances [begin, end) with the reference interpreter,
 // through exactly the argument and output layout a compiled kernel uses. This is what the

@@ -115,6 +115,7 @@ std::vector<std::vector<double>> run(const LoadedKernel& kernel, const KernelLay
     out.emplace_back(static_cast<size_t>(instances) * a.per_instance, 12345.678);
   }
   for (auto& o : out) ptrs.push_back(o.data());
+  const ScatterTables scatter = contiguous_scatter(layout, ptrs.data(), instances);
   KernelArgs args;
   args.begin = 0;
   args.end = instances;
@@ -122,6 +123,7 @@ std::vector<std::vector<double>> run(const LoadedKernel& kernel, const KernelLay
   args.values = in.value_ptrs.data();
   args.data = in.data.data();
   args.outputs = ptrs.data();
+  args.scatter = scatter.pointers.data();
   kernel.function()(&args);
   return out;
 }

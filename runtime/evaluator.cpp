@@ -54,6 +54,7 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
     waves_.push_back(std::move(w));
   }
 
+  wave_buffer_.resize(buffer);
   const linear::BlockPattern& pattern = *layout.pattern;
   h_row_.resize(static_cast<size_t>(pattern.num_stored_blocks()));
   h_col_.resize(h_row_.size());
@@ -63,12 +64,43 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
       h_col_[static_cast<size_t>(k)] = pattern.scalar_offset(pattern.col(k));
     }
 
+  // Scattered arrays: every block in its place in the wave buffer, except the direct ones.
+  scatter_.resize(layout.groups.size());
+  for (uint32_t g = 0; g < layout.groups.size(); ++g) {
+    const KernelGroup& kg = layout.groups[g];
+    const std::vector<compiler::OutputArray>& arrays = kg.normal->layout.outputs;
+    scatter_[g].resize(arrays.size());
+    for (uint32_t k = 0; k < arrays.size(); ++k) {
+      if (!arrays[k].scattered) continue;
+      BigVector<double*>& table = scatter_[g][k];
+      table.resize(static_cast<size_t>(kg.instances));
+      for (int64_t i = 0; i < kg.instances; ++i) {
+        const Wave& wave = waves_[static_cast<size_t>((kg.first_instance + i) / wave_instances_)];
+        const Source s{kg.first_instance + i, k, static_cast<uint16_t>(g), false};
+        table[static_cast<size_t>(i)] = wave_buffer_.data() + offset(wave, s, k);
+      }
+    }
+  }
+  direct_destination_.assign(h_row_.size(), false);
+  for (size_t d = 0; d + 1 < layout.h_begin.size(); ++d) {
+    if (layout.h_begin[d + 1] - layout.h_begin[d] != 1) continue;
+    const Source& s = layout.h_sources[layout.h_begin[d]];
+    const KernelGroup& kg = layout.groups[s.group];
+    if (!kg.normal->layout.outputs[s.array].scattered || !kg.losses.empty() || s.transpose ||
+        diagonal(static_cast<uint32_t>(d)))
+      continue;
+    direct_destination_[d] = true;
+    direct_.push_back({s.group, s.array, s.instance - kg.first_instance, layout.h_value_offset[d]});
+    waves_[static_cast<size_t>(s.instance / wave_instances_)].direct.push_back(static_cast<uint32_t>(d));
+  }
+
   // Gathers: each destination's sources split by wave (they are in instance order), with
   // their offsets in the wave buffer, stored wave after wave in gathers_. One walk over the
   // sources visits them (counting per wave, then placing): no per-wave vectors to grow.
   auto for_each_gather = [&](auto&& visit) {
     auto list = [&](const std::vector<uint64_t>& begin, const BigVector<Source>& sources, bool h) {
       for (size_t d = 0; d + 1 < begin.size(); ++d) {
+        if (h && direct_destination_[d]) continue;  // written by its kernel
         for (uint64_t s = begin[d]; s < begin[d + 1];) {
           const size_t w = static_cast<size_t>(sources[s].instance / wave_instances_);
           const uint32_t size = h ? accumulated_size(static_cast<uint32_t>(d)) : layout.free[d].tangent;
@@ -125,7 +157,6 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
     if (layout.h_begin[d] == layout.h_begin[d + 1]) h_unreached_.push_back(static_cast<uint32_t>(d));
   for (size_t d = 0; d + 1 < layout.g_begin.size(); ++d)
     if (layout.g_begin[d] == layout.g_begin[d + 1]) g_unreached_.push_back(static_cast<uint32_t>(d));
-  wave_buffer_.resize(buffer);
   corrections_.resize(static_cast<size_t>(std::min(wave_instances_, layout.instances)));
   partial_.resize(std::max(residual_tasks_.size(), normal_tasks_.size()));
 }
@@ -133,8 +164,9 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
 // Runs `kernel` on the group's instances [begin, end), whose outputs go to `outputs` at
 // (i - shift) * per_instance: the index and data arrays are offset by `shift` so that the
 // kernel's absolute indexing lands in a buffer that starts at instance `shift`.
-void Evaluator::run_kernel(uint32_t group, const compiler::Kernel& kernel, int64_t begin,
-                           int64_t end, int64_t shift, const State& state, double* const* outputs) {
+void Evaluator::run_kernel(uint32_t group, const compiler::Kernel& kernel, int64_t begin, int64_t end,
+                           int64_t shift, const State& state, double* const* outputs,
+                           double* const* const* scatter) {
   const KernelGroup& kg = layout_.groups[group];
   const double* values[kMaxSlots];
   const int32_t* indices[kMaxSlots];
@@ -152,7 +184,14 @@ void Evaluator::run_kernel(uint32_t group, const compiler::Kernel& kernel, int64
   const double* data = plain ? (kg.user_data.empty() ? nullptr : kg.user_data.data()) : data_[group];
   args.data = data ? data + shift * kernel.layout.data_stride : nullptr;
   args.outputs = outputs;
+  args.scatter = scatter;
   kernel(args);
+}
+
+void Evaluator::point_direct_blocks_at(double* values) {
+  if (values == direct_values_) return;
+  for (const DirectBlock& b : direct_) scatter_[b.group][b.array][static_cast<size_t>(b.instance)] = values + b.h_offset;
+  direct_values_ = values;
 }
 
 double Evaluator::cost(const State& state) { return residual_cost(state, true); }
@@ -488,6 +527,7 @@ void Evaluator::sum_h_sources(const Wave& wave, const Gather& gather, double* ds
 double Evaluator::normal_equations(const State& state, double* g, linear::BlockSparseSymmetric& H,
                                    const double* scale) {
   double* values = H.values().data();
+  point_direct_blocks_at(values);
   for (uint32_t d : h_unreached_)
     std::fill(values + layout_.h_value_offset[d],
               values + layout_.h_value_offset[d] + uint64_t{layout_.h_rows[d]} * layout_.h_cols[d], 0.0);
@@ -502,9 +542,14 @@ double Evaluator::normal_equations(const State& state, double* g, linear::BlockS
       const KernelGroup& kg = layout_.groups[task.group];
       const int64_t shift = wave.group_begin[task.group];
       double* outputs[1 + kMaxSlots + kMaxSlots * (kMaxSlots + 1) / 2];
-      for (size_t a = 0; a < wave.array_base[task.group].size(); ++a)
+      double* const* scatter[1 + kMaxSlots + kMaxSlots * (kMaxSlots + 1) / 2];
+      for (size_t a = 0; a < wave.array_base[task.group].size(); ++a) {
         outputs[a] = wave_buffer_.data() + wave.array_base[task.group][a];
-      run_kernel(task.group, *kg.normal, task.begin, task.end, shift, state, outputs);
+        // Tables are indexed by group-local instance; the kernel's indices start at shift.
+        const BigVector<double*>& table = scatter_[task.group][a];
+        scatter[a] = table.empty() ? nullptr : table.data() + shift;
+      }
+      run_kernel(task.group, *kg.normal, task.begin, task.end, shift, state, outputs, scatter);
       const double* c = outputs[0];
       double sum = 0;
       if (kg.losses.empty()) {
@@ -519,6 +564,8 @@ double Evaluator::normal_equations(const State& state, double* g, linear::BlockS
       partial_[wave.first_task + t] = sum;
     });
     for (size_t t = wave.first_task; t < wave.last_task; ++t) cost += partial_[t];
+    if (scale != nullptr)  // the blocks the kernels wrote into H, scaled as the gathered ones are
+      for (uint32_t d : wave.direct) scale_h_block(d, values, scale);
 
     // Assembly: every destination the wave touches is in one gather of one task, which
     // adds the wave's sources in instance order.

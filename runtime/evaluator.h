@@ -17,6 +17,11 @@
 // destination's sum is taken in instance order across waves and partial cost sums are
 // combined in chunk order, so every result is bit-identical for any number of threads.
 //
+// A camera-point block of bundle adjustment (an H[v,w], v < w, that is the only source of
+// its destination, without loss or transpose) is not copied through the buffer: the kernel
+// writes it into H itself, through the scattered output array's block pointers
+// (compiler/kernel.h). That copy was a sixth of a Ladybug-49 evaluation.
+//
 // Robust losses (loss.h) are applied here, per instance, to the kernels' outputs: the
 // cost sums ½ρ(s) and the assembly adds ρ'·g and ρ'·(H − β g_v g_wᵀ).
 //
@@ -94,6 +99,13 @@ class Evaluator {
                                                     // of its block in the wave buffer
     // Its assembly tasks: runs of gathers [assembly[k], assembly[k+1]) in `gathers_`.
     std::vector<size_t> assembly;
+    std::vector<uint32_t> direct;  // the H blocks its kernels write directly (to scale)
+  };
+  // A scattered block written straight into H: its table entry and H's offset.
+  struct DirectBlock {
+    uint32_t group, array;
+    int64_t instance;     // local to the group
+    uint64_t h_offset;    // in H's values()
   };
   void add_gather(const Wave& wave, const Gather& gather, double* values, double* g, const double* scale);
   // The H part of add_gather, for gathers that are not plain (normal_equations sums the
@@ -118,7 +130,10 @@ class Evaluator {
     if (scale != nullptr && gather.closes) scale_h_block(gather.destination, values, scale);
   }
   void run_kernel(uint32_t group, const compiler::Kernel& kernel, int64_t begin, int64_t end,
-                  int64_t shift, const State& state, double* const* outputs);
+                  int64_t shift, const State& state, double* const* outputs,
+                  double* const* const* scatter = nullptr);
+  // Points the direct blocks' table entries at H's values, if they point elsewhere.
+  void point_direct_blocks_at(double* values);
   double residual_cost(const State& state, bool constraints);
   uint64_t offset(const Wave& wave, const Source& s, uint32_t array) const;
   const double* source(const Wave& wave, const Source& s, uint32_t array) const;
@@ -139,6 +154,12 @@ class Evaluator {
   std::vector<int64_t> h_row_, h_col_;
   // The H blocks and free variables no source reaches (none in practice): zeroed per call.
   std::vector<uint32_t> h_unreached_, g_unreached_;
+  // Per group, per output array: for a scattered array, each instance's block pointer
+  // (into the wave buffer, or into H for a direct block); empty otherwise.
+  std::vector<std::vector<BigVector<double*>>> scatter_;
+  BigVector<DirectBlock> direct_;
+  std::vector<bool> direct_destination_;  // per stored block of H
+  double* direct_values_ = nullptr;        // the H values direct_ points into
 };
 
 }  // namespace lsjit::detail

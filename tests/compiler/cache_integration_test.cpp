@@ -55,8 +55,10 @@ void check_against_reference(const Kernel& kernel, const ir::Trace& traced, Kern
   args.values = vals.data();
   args.data = in.data.data();
   args.outputs = jit.pointers.data();
+  args.scatter = jit.scatter.data();
   kernel(args);
   args.outputs = ref.pointers.data();
+  args.scatter = ref.scatter.data();
   run_reference(g, layout, args);
   size_t mismatches = 0;
   for (size_t a = 0; a < layout.outputs.size(); ++a)

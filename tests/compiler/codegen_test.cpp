@@ -222,12 +222,16 @@ Inputs make_inputs(const KernelLayout& layout, int64_t count, std::mt19937_64& r
   return in;
 }
 
+// Every array contiguous, scattered ones included (their tables point at instance i's
+// block i): the tests here read outputs by instance. kernel_check.h scatters them.
 struct Outputs {
   std::vector<std::vector<double>> arrays;
   std::vector<double*> ptrs;
+  lsjit::compiler::ScatterTables scatter;
   Outputs(const KernelLayout& layout, int64_t count, double fill) {
     for (const auto& a : layout.outputs) arrays.emplace_back(count * a.per_instance, fill);
     for (auto& a : arrays) ptrs.push_back(a.data());
+    scatter = lsjit::compiler::contiguous_scatter(layout, ptrs.data(), count);
   }
 };
 
@@ -239,6 +243,7 @@ KernelArgs args_for(const Inputs& in, Outputs& out, int64_t begin, int64_t end) 
   args.values = in.value_ptrs.data();
   args.data = in.data.empty() ? nullptr : in.data.data();
   args.outputs = out.ptrs.data();
+  args.scatter = out.scatter.pointers.data();
   return args;
 }
 

@@ -191,7 +191,7 @@ TEST_CASE("results are bit-identical whatever the thread count") {
 }
 
 TEST_CASE("gradient and Gauss-Newton matrix: against finite differences, with variables in "
-          "either slot order and one variable in two slots") {
+          "either slot order, one variable in two slots, blocks with one source and with two") {
   // Linear residuals, so that JᵀJ is the exact Hessian of the cost and both can be checked
   // by central differences: r = A a + B b - c, with a 2-vector and a 3-vector variable.
   auto linear = cost("linear_pair", [](const auto& v, VecVar<2> a, VecVar<3> b, const auto& A,
@@ -211,7 +211,9 @@ TEST_CASE("gradient and Gauss-Newton matrix: against finite differences, with va
   Values x;
   for (int64_t id : {3, 8, 1}) x.set(VecVar<2>(id), mat(Eigen::Vector2d()));
   for (int64_t id : {2, 9}) x.set(VecVar<3>(id), mat(Eigen::Vector3d()));
-  for (auto [ia, ib] : {std::pair<int64_t, int64_t>{3, 2}, {8, 9}, {1, 2}})
+  // Block (1, 2) has one source, which its kernel writes into H directly; (3, 2) has two,
+  // summed by the assembly (evaluator.h); (8, 9) none (9 is constant).
+  for (auto [ia, ib] : {std::pair<int64_t, int64_t>{3, 2}, {8, 9}, {1, 2}, {3, 2}})
     p.add(linear, VecVar<2>(ia), VecVar<3>(ib), mat(Eigen::Matrix<double, 4, 2>()),
           mat(Eigen::Matrix<double, 4, 3>()), mat(Eigen::Vector4d()));
   p.add(same_type, VecVar<2>(8), VecVar<2>(3), mat(Eigen::Matrix2d()));  // higher id first

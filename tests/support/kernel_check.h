@@ -59,17 +59,29 @@ inline KernelInputs make_kernel_inputs(const compiler::KernelLayout& layout, int
 
 struct KernelOutputs {
   std::vector<std::vector<double>> arrays;
-  std::vector<double*> pointers;
+  std::vector<double*> pointers;                 // KernelArgs::outputs
+  std::vector<std::vector<double*>> tables;      // per scattered array: block pointers
+  std::vector<double* const*> scatter;           // KernelArgs::scatter
 };
 
 // Filled with `sentinel`, different for the JIT's and the reference's outputs, so a value
-// that either side fails to write shows up as a mismatch.
+// that either side fails to write shows up as a mismatch. A scattered array's blocks are
+// placed in reverse instance order (instance i at block count − 1 − i), so that a kernel
+// that wrote them contiguously instead of through KernelArgs::scatter would not match
+// the reference.
 inline KernelOutputs make_outputs(const compiler::KernelLayout& layout, int64_t count,
                                   double sentinel) {
   KernelOutputs out;
   for (const auto& a : layout.outputs)
     out.arrays.emplace_back(static_cast<size_t>(count) * a.per_instance, sentinel);
   for (auto& a : out.arrays) out.pointers.push_back(a.data());
+  out.tables.resize(layout.outputs.size());
+  for (size_t k = 0; k < layout.outputs.size(); ++k) {
+    if (layout.outputs[k].scattered)
+      for (int64_t i = 0; i < count; ++i)
+        out.tables[k].push_back(out.arrays[k].data() + (count - 1 - i) * layout.outputs[k].per_instance);
+    out.scatter.push_back(out.tables[k].empty() ? nullptr : out.tables[k].data());
+  }
   return out;
 }
 
@@ -113,8 +125,10 @@ inline size_t check_kernel(const ir::Trace& traced, compiler::KernelMode mode, i
     args.begin = b;
     args.end = e;
     args.outputs = jit.pointers.data();
+    args.scatter = jit.scatter.data();
     kernel->function()(&args);
     args.outputs = ref.pointers.data();
+    args.scatter = ref.scatter.data();
     compiler::run_reference(g, layout, args);
   }
   size_t compared = 0, mismatches = 0;

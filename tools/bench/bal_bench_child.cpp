@@ -198,6 +198,7 @@ void child_kernel(const ChildArgs& args) {
     std::vector<double*> output_ptrs;
     for (const compiler::OutputArray& a : layout.outputs) outputs.emplace_back(kWave * a.per_instance);
     for (auto& o : outputs) output_ptrs.push_back(o.data());
+    const compiler::ScatterTables scatter = compiler::contiguous_scatter(layout, output_ptrs.data(), kWave);
     auto run = [&] {
       for (int64_t b = 0; b < n; b += kWave) {
         const int32_t* indices[2] = {cam.data() + b, pt.data() + b};
@@ -209,6 +210,7 @@ void child_kernel(const ChildArgs& args) {
         a.values = values;
         a.data = data.data() + b * layout.data_stride;
         a.outputs = output_ptrs.data();
+        a.scatter = scatter.pointers.data();
         (*kernel)(a);
       }
     };
