@@ -17,6 +17,11 @@ DenseSchur::DenseSchur(std::shared_ptr<const BlockPattern> pattern, int first_el
   analyses_ = 1;
 }
 
+bool DenseSchur::finds_non_finite_matrix() const {
+  const auto [camera, point] = kernel_block_sizes();
+  return camera > 0 && point > 0;  // Eigen::Dynamic (-1): the runtime-sized fallbacks
+}
+
 LinearSolveSummary DenseSchur::solve_reduced(const BlockSparseSymmetric& A, const double* shift,
                                              const double* b, double* r, double* x_A,
                                              const LinearSolverOptions&) {
@@ -34,6 +39,12 @@ LinearSolveSummary DenseSchur::solve_reduced(const BlockSparseSymmetric& A, cons
     kernels().assemble_schur(A.values().data(), shift, point_inverses(), pairs_, target, b, r,
                              begin, end);
   });
+  for (int64_t row = 0; row < n; ++row)  // the part the factorization reads
+    if (!all_finite(S_.data() + row * padded_ + row, n - row)) {
+      matrix_not_finite_ = true;  // solve() names A's block, if the value came from A
+      summary.message = "the reduced camera system is not finite (an overflow in the elimination)";
+      return summary;
+    }
   if (blocked_cholesky(S_.data(), padded_) >= 0) {
     summary.message =
         "the matrix is not positive definite (dense Schur: the reduced camera system has a "

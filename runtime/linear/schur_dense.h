@@ -28,6 +28,12 @@ class DenseSchur final : public SchurSolver {
                                    const double* b, double* r, double* x_A,
                                    const LinearSolverOptions& options) override;
   bool forms_reduced_rhs() const override { return true; }
+  // With the fixed-size kernels: every value of A it reads reaches S or a point inverse,
+  // and a non-finite one makes S or that inversion non-finite (a point block's is rejected
+  // by its Cholesky; a camera block is copied into S; a B_ip with an infinite or NaN entry
+  // in row r makes (B_ip C_p⁻¹ B_ipᵀ)(r, r), subtracted from S(r, r), infinite or NaN, C_p⁻¹
+  // being positive definite), so checking S's n_A² / 2 values replaces the scan of all of A.
+  bool finds_non_finite_matrix() const override;
 
  private:
   // S's upper triangle row-major, rows padded_ doubles apart, then its Cholesky factor (the

@@ -3,6 +3,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -137,7 +138,9 @@ template <int N>
 // iteration). Inline, on arrays, and with one division per pivot (its reciprocal, then
 // products) instead of one per entry: the divisions and square roots of one block form a
 // long dependency chain, and the generic version spent about 200 cycles a block.
-// false, out untouched, when a pivot is <= 0.
+// false, out untouched, when a pivot is <= 0 or not finite: every entry read reaches a
+// pivot, which an infinite or NaN entry makes infinite or NaN, so a block with one is
+// always rejected, which DenseSchur relies on (schur_dense.h).
 template <int N>
 [[gnu::always_inline]] inline bool invert_spd_fixed(const double* upper, const double* shift, double* out) {
   double U[N][N], W[N][N], reciprocal[N];
@@ -146,7 +149,7 @@ template <int N>
     double d = upper[k * N + k] + (shift != nullptr ? shift[k] : 0.0);
 #pragma GCC unroll 8
     for (int m = 0; m < k; ++m) d -= U[m][k] * U[m][k];
-    if (!(d > 0)) return false;
+    if (!(d > 0 && d <= std::numeric_limits<double>::max())) return false;
     U[k][k] = std::sqrt(d);
     reciprocal[k] = 1.0 / U[k][k];
 #pragma GCC unroll 8
