@@ -40,8 +40,9 @@ namespace lsjit::compiler {
 // key parts do not capture: the IR's semantics, graph_for_mode's passes, the lowering and
 // the kernel ABI of kernel.h. Bump it when any of those changes how a kernel behaves, so
 // old cache entries stop matching.
-// 2: diagonal H blocks packed; 3: off-diagonal H blocks scattered (kernel.h)
-inline constexpr uint32_t kCacheIrVersion = 3;
+// 2: diagonal H blocks packed; 3: off-diagonal H blocks scattered (kernel.h); 4: derivatives
+// divide through reciprocals (ir/differentiate.cpp)
+inline constexpr uint32_t kCacheIrVersion = 4;
 
 struct CacheKey {
   std::vector<std::pair<std::string, std::string>> parts;
