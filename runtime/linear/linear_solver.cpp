@@ -122,30 +122,35 @@ LinearSolveSummary LinearSolver::solve(const BlockSparseSymmetric& A, const doub
                       " solver was made for";
   } else if (b == nullptr || x == nullptr) {
     summary.message = "b and x must not be null";
-  } else if (const bool bad_shift = shift != nullptr && !all_finite(shift, n), bad_b = !all_finite(b, n);
-             (!finds_non_finite_matrix() || bad_shift || bad_b) && !first_non_finite_block(A).empty()) {
-    summary.message = "A has a non-finite value in " + first_non_finite_block(A);
-  } else if (bad_shift) {
-    summary.message = "non-finite damping: " + first_non_finite_entry("shift", shift, n);
-  } else if (bad_b) {
-    summary.message = "non-finite right-hand side: " + first_non_finite_entry("b", b, n);
-  } else if (n == 0) {
-    summary.ok = summary.converged = true;
-    summary.iterations = 1;
   } else {
-    matrix_not_finite_ = false;
-    summary = solve_checked(A, shift, b, x, options);
-    if (matrix_not_finite_) {
-      if (std::string block = first_non_finite_block(A); !block.empty()) {
-        summary = LinearSolveSummary{};
-        summary.message = "A has a non-finite value in " + block;
+    const bool bad_shift = shift != nullptr && !all_finite(shift, n), bad_b = !all_finite(b, n);
+    // A solver that finds a non-finite A itself is spared this scan when the call can go
+    // ahead; a call that fails on its inputs names A's block first, whatever the solver.
+    const std::string block = finds_non_finite_matrix() && !bad_shift && !bad_b ? "" : first_non_finite_block(A);
+    if (!block.empty()) {
+      summary.message = "A has a non-finite value in " + block;
+    } else if (bad_shift) {
+      summary.message = "non-finite damping: " + first_non_finite_entry("shift", shift, n);
+    } else if (bad_b) {
+      summary.message = "non-finite right-hand side: " + first_non_finite_entry("b", b, n);
+    } else if (n == 0) {
+      summary.ok = summary.converged = true;
+      summary.iterations = 1;
+    } else {
+      summary = solve_checked(A, shift, b, x, options);
+      if (!summary.ok && finds_non_finite_matrix()) {
+        // Failed, possibly on a non-finite value of A: named if there is one.
+        if (std::string in_A = first_non_finite_block(A); !in_A.empty()) {
+          summary = LinearSolveSummary{};
+          summary.message = "A has a non-finite value in " + in_A;
+        }
+      } else if (summary.ok && !all_finite(x, n)) {
+        // Finite inputs, a factorization that succeeded, and still an overflow: a matrix so
+        // ill-conditioned that the step is meaningless.
+        summary.ok = summary.converged = false;
+        summary.message = "the solution is not finite (" + first_non_finite_entry("x", x, n) +
+                          "): the matrix is numerically singular";
       }
-    } else if (summary.ok && !all_finite(x, n)) {
-      // Finite inputs, a factorization that succeeded, and still an overflow: a matrix so
-      // ill-conditioned that the step is meaningless.
-      summary.ok = summary.converged = false;
-      summary.message = "the solution is not finite (" + first_non_finite_entry("x", x, n) +
-                        "): the matrix is numerically singular";
     }
   }
   summary.direct = summary.ok && direct();

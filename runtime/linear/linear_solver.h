@@ -115,16 +115,16 @@ class LinearSolver {
   // finite, b and x are non-null and dim() > 0. Fills ok, message, iterations, converged
   // and relative_residual; solve() rejects a non-finite x afterwards.
   // Except for a solver whose finds_non_finite_matrix() is true: that one is also called
-  // without A checked, and must notice a non-finite value in any part of A it reads (in
-  // passes it makes anyway), then return ok = false with matrix_not_finite_ set. solve()
-  // then looks for the value to name it; a solver that saw only the effect of one (an
-  // overflow in its own arithmetic) keeps its message. This spares every solve a pass over
-  // all of A (7.5 MB per Ladybug-49 iteration, 2% of a dense_schur solve).
+  // without A checked, and must return ok = false when any part of A it reads has a
+  // non-finite value (noticed in passes it makes anyway). After a failure solve() looks for
+  // such a value, to name its block; when A has none (the solver failed on its own
+  // arithmetic, or A is not positive definite) the solver's message stands. This spares
+  // every solve a pass over all of A (7.5 MB per Ladybug-49 iteration, 2% of a dense_schur
+  // solve).
   virtual LinearSolveSummary solve_checked(const BlockSparseSymmetric& A, const double* shift,
                                            const double* b, double* x,
                                            const LinearSolverOptions& options) = 0;
   virtual bool finds_non_finite_matrix() const { return false; }
-  bool matrix_not_finite_ = false;  // set by solve_checked, see above
 
   std::shared_ptr<const BlockPattern> pattern_;
   int64_t analyses_ = 0;

@@ -40,8 +40,7 @@ LinearSolveSummary DenseSchur::solve_reduced(const BlockSparseSymmetric& A, cons
                              begin, end);
   });
   for (int64_t row = 0; row < n; ++row)  // the part the factorization reads
-    if (!all_finite(S_.data() + row * padded_ + row, n - row)) {
-      matrix_not_finite_ = true;  // solve() names A's block, if the value came from A
+    if (!all_finite(S_.data() + row * padded_ + row, n - row)) {  // solve() looks in A
       summary.message = "the reduced camera system is not finite (an overflow in the elimination)";
       return summary;
     }

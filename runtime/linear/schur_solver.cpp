@@ -92,10 +92,7 @@ LinearSolveSummary SchurSolver::solve_checked(const BlockSparseSymmetric& A, con
   });
   if (failed >= 0) {
     // A non-finite entry in a fixed-size point block is always such a failure
-    // (invert_spd_fixed), which is how DenseSchur finds those of C (schur_dense.h).
-    const int n = s.point_size(failed);
-    const double* block = H + s.point_diagonal(failed);
-    for (int a = 0; a < n; ++a) matrix_not_finite_ = matrix_not_finite_ || !all_finite(block + a * n + a, n - a);
+    // (invert_spd_fixed): how DenseSchur finds those of C (schur_dense.h).
     summary.message = "the matrix is not positive definite (Schur: diagonal block " +
                       std::to_string(s.first_eliminated_block() + failed) +
                       " of A + diag(shift), an eliminated point, is not)";
