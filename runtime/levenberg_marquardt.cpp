@@ -103,6 +103,13 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
     return c;
   };
   auto evaluate_normal_equations = [&] { return evaluate_normal_equations_at(state); };
+  auto evaluate_cost_at = [&](const std::vector<std::vector<double>>& at) {
+    const auto t0 = Clock::now();
+    const double c = evaluator.cost(at);
+    summary.residual_s += seconds_since(t0);
+    ++summary.residual_evaluations;
+    return c;
+  };
   // After a trial point that is not moved to: g and H of the current point again.
   auto restore_if_speculated = [&] {
     if (speculated) evaluate_normal_equations();
@@ -114,10 +121,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
     // The cost alone, to name a non-finite residual (the fused kernel only sums them). Only
     // here: a finite fused cost has finite residuals, and evaluating them again at the
     // start of every solve cost 0.2% of a Ladybug-49 solve.
-    const auto t0 = Clock::now();
-    const double c = evaluator.cost(state);
-    summary.residual_s += seconds_since(t0);
-    ++summary.residual_evaluations;
+    const double c = evaluate_cost_at(state);
     summary.initial_cost = summary.final_cost = c;
     summary.termination = Termination::Failure;
     const std::string where = evaluator.first_non_finite_residual();
@@ -284,14 +288,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
         type.retract(state[f.type].data() + row, step.data() + f.offset, candidate[f.type].data() + row);
       }
       speculated = speculate;
-      if (speculated) {
-        candidate_cost = evaluate_normal_equations_at(candidate);
-      } else {
-        const auto t0 = Clock::now();
-        candidate_cost = evaluator.cost(candidate);
-        summary.residual_s += seconds_since(t0);
-        ++summary.residual_evaluations;
-      }
+      candidate_cost = speculated ? evaluate_normal_equations_at(candidate) : evaluate_cost_at(candidate);
 
       if (!std::isfinite(candidate_cost)) {
         why_rejected = "the cost at the trial point is not finite";
