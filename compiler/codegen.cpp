@@ -328,10 +328,9 @@ class Lowering {
     llvm::Value* values = load_field(args, offsetof(KernelArgs, values), ptr_, "values");
     llvm::Value* data = load_field(args, offsetof(KernelArgs, data), ptr_, "data");
     llvm::Value* outputs = load_field(args, offsetof(KernelArgs, outputs), ptr_, "outputs");
-    llvm::Value* scatter = nullptr;
-    for (size_t k = 0; k < layout_.outputs.size(); ++k)
-      if (array_used_[k] && layout_.outputs[k].scattered && !scatter)
-        scatter = load_field(args, offsetof(KernelArgs, scatter), ptr_, "scatter");
+    bool scatters = false;  // (KernelArgs::scatter may be null otherwise)
+    for (size_t k = 0; k < layout_.outputs.size(); ++k) scatters |= array_used_[k] && layout_.outputs[k].scattered;
+    llvm::Value* scatter = scatters ? load_field(args, offsetof(KernelArgs, scatter), ptr_, "scatter") : nullptr;
 
     // The per-slot and per-array pointers, once.
     Pointers real;

@@ -94,7 +94,7 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
       uint8_t& f = array_flags[g * arrays_per_group + a];
       f = kg.losses.empty() ? kNoLoss : 0;
       if (kg.normal->layout.outputs[a].scattered) f |= kScattered;
-      if (a < kg.hessian_slots.size() && kg.hessian_slots[a].first == kg.hessian_slots[a].second) f |= kPacked;
+      if (packed_source(Source{kg.first_instance, a, static_cast<uint16_t>(g), false})) f |= kPacked;
     }
   }
   auto flags = [&](const Source& s) { return array_flags[s.group * arrays_per_group + s.array]; };
