@@ -98,16 +98,16 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
     }
   }
   auto flags = [&](const Source& s) { return array_flags[s.group * arrays_per_group + s.array]; };
-  direct_destination_.assign(h_row_.size(), false);
+  std::vector<bool> direct_destination(h_row_.size(), false);  // per stored block of H
   for (size_t d = 0; d + 1 < layout.h_begin.size(); ++d) {
     if (layout.h_begin[d + 1] - layout.h_begin[d] != 1) continue;
     const Source& s = layout.h_sources[layout.h_begin[d]];
-    direct_destination_[d] = (flags(s) & (kNoLoss | kScattered)) == (kNoLoss | kScattered) && !s.transpose &&
+    direct_destination[d] = (flags(s) & (kNoLoss | kScattered)) == (kNoLoss | kScattered) && !s.transpose &&
                              !diagonal(static_cast<uint32_t>(d));
   }
-  direct_.reserve(static_cast<size_t>(std::count(direct_destination_.begin(), direct_destination_.end(), true)));
+  direct_.reserve(static_cast<size_t>(std::count(direct_destination.begin(), direct_destination.end(), true)));
   for (size_t d = 0; d + 1 < layout.h_begin.size(); ++d) {
-    if (!direct_destination_[d]) continue;
+    if (!direct_destination[d]) continue;
     const Source& s = layout.h_sources[layout.h_begin[d]];
     direct_.push_back({s.group, s.array, s.instance - layout.groups[s.group].first_instance, layout.h_value_offset[d]});
     waves_[static_cast<size_t>(s.instance / wave_instances_)].direct.push_back(static_cast<uint32_t>(d));
@@ -119,7 +119,7 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
   auto for_each_gather = [&](auto&& visit) {
     auto list = [&](const std::vector<uint64_t>& begin, const BigVector<Source>& sources, bool h) {
       for (size_t d = 0; d + 1 < begin.size(); ++d) {
-        if (h && direct_destination_[d]) continue;  // written by its kernel
+        if (h && direct_destination[d]) continue;  // written by its kernel
         for (uint64_t s = begin[d]; s < begin[d + 1];) {
           const size_t w = static_cast<size_t>(sources[s].instance / wave_instances_);
           const uint32_t size = h ? accumulated_size(static_cast<uint32_t>(d)) : layout.free[d].tangent;

@@ -158,7 +158,6 @@ class Evaluator {
   // (into the wave buffer, or into H for a direct block); empty otherwise.
   std::vector<std::vector<BigVector<double*>>> scatter_;
   BigVector<DirectBlock> direct_;
-  std::vector<bool> direct_destination_;  // per stored block of H
   double* direct_values_ = nullptr;        // the H values direct_ points into
 };
 
