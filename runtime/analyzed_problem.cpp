@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "lsjit/runtime/augmented_lagrangian.h"
 #include "lsjit/runtime/evaluator.h"
@@ -46,6 +47,13 @@ std::string load_state(const detail::ProblemLayout& layout, const Values& values
     }
   }
   return "";
+}
+
+// A thread count given to one of the evaluation functions, checked as SolverOptions'.
+void check_threads(int num_threads, const char* function) {
+  if (num_threads < 0 || num_threads > kMaxThreads)
+    throw Error(std::string(function) + ": num_threads is " + std::to_string(num_threads) +
+                ": expected an integer from 0 to " + std::to_string(kMaxThreads));
 }
 
 }  // namespace
@@ -112,23 +120,29 @@ SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& o
     return result;
   };
 
-  std::vector<std::vector<double>> state;
-  if (std::string missing = load_state(L, initial, state); !missing.empty()) {
+  auto fail = [&](std::string message) {
     s.termination = Termination::Failure;
-    s.message = missing;
+    s.message = std::move(message);
     return finish();
+  };
+  // Options first: a bad one must not reach the threads or the linear algebra.
+  if (std::string invalid = validate(options); !invalid.empty()) return fail(invalid);
+  std::vector<std::vector<double>> state;
+  if (std::string missing = load_state(L, initial, state); !missing.empty()) return fail(missing);
+  std::optional<detail::ThreadPool> pool;
+  try {
+    pool.emplace(options.num_threads);
+  } catch (const Error& e) {
+    return fail(e.what());
   }
-  detail::ThreadPool pool(options.num_threads);
-  s.num_threads = pool.threads();
-  detail::Evaluator evaluator(L, pool);
+  s.num_threads = pool->threads();
+  detail::Evaluator evaluator(L, *pool);
   const linear::LinearSolverType type = linear_type(options.linear_solver);
   std::unique_ptr<linear::LinearSolver> solver;
   try {
     solver = L.take_solver(type);
   } catch (const std::exception& e) {
-    s.termination = Termination::Failure;
-    s.message = std::string("the linear solver could not be set up: ") + e.what();
-    return finish();
+    return fail(std::string("the linear solver could not be set up: ") + e.what());
   }
   const bool constrained = std::any_of(L.groups.begin(), L.groups.end(), [](const detail::KernelGroup& g) {
     return g.kind != ir::CostKind::LeastSquares;
@@ -149,6 +163,7 @@ double AnalyzedProblem::cost(const Values& values, int num_threads) const {
   std::vector<std::vector<double>> state;
   if (std::string missing = load_state(*layout_, values, state); !missing.empty())
     throw Error("lsjit::AnalyzedProblem::cost: " + missing);
+  check_threads(num_threads, "lsjit::AnalyzedProblem::cost");
   detail::ThreadPool pool(num_threads);
   detail::Evaluator evaluator(*layout_, pool);
   return evaluator.objective(state);
@@ -168,6 +183,7 @@ AnalyzedProblem::Evaluation AnalyzedProblem::evaluate(const Values& values, bool
   std::vector<std::vector<double>> state;
   if (std::string missing = load_state(*layout_, values, state); !missing.empty())
     throw Error("lsjit::AnalyzedProblem::evaluate: " + missing);
+  check_threads(num_threads, "lsjit::AnalyzedProblem::evaluate");
   detail::ThreadPool pool(num_threads);
   detail::Evaluator evaluator(*layout_, pool);
   Evaluation e;
@@ -183,6 +199,7 @@ linear::BlockSparseSymmetric AnalyzedProblem::gauss_newton_matrix(const Values& 
   std::vector<std::vector<double>> state;
   if (std::string missing = load_state(*layout_, values, state); !missing.empty())
     throw Error("lsjit::AnalyzedProblem::gauss_newton_matrix: " + missing);
+  check_threads(num_threads, "lsjit::AnalyzedProblem::gauss_newton_matrix");
   detail::ThreadPool pool(num_threads);
   detail::Evaluator evaluator(*layout_, pool);
   linear::BlockSparseSymmetric H(layout_->pattern);

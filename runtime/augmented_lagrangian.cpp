@@ -97,7 +97,7 @@ void augmented_lagrangian(const ProblemLayout& layout, Evaluator& evaluator,
                     "outer %3d  objective % 14.6e  violation % 10.3e  penalty % 9.2e  inner iterations %d (%s)\n",
                     outer, objective, violation, penalty, inner.iterations,
                     std::string(termination_name(inner.termination)).c_str());
-      log << line;
+      log << line << std::flush;  // as LM's rows: visible even if the run is killed
     }
     if (violation <= o.violation_tolerance && converged(inner.termination)) {
       summary.termination = inner.termination;

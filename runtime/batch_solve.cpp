@@ -8,6 +8,9 @@ namespace lsjit {
 std::vector<SolveResult> solve_batch(const std::vector<BatchItem>& items, int threads) {
   for (size_t k = 0; k < items.size(); ++k)
     if (!items[k].problem) throw Error("lsjit::solve_batch: item " + std::to_string(k) + " has no problem");
+  if (threads < 0 || threads > kMaxThreads)
+    throw Error("lsjit::solve_batch: threads is " + std::to_string(threads) + ": expected an integer from 0 to " +
+                std::to_string(kMaxThreads));
   std::vector<SolveResult> results(items.size());
   detail::ThreadPool pool(threads);
   pool.run(items.size(), [&](size_t k) { results[k] = items[k].problem->solve(items[k].initial, items[k].options); });

@@ -161,7 +161,9 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
     summary.per_iteration.push_back(it);
     if (options.verbose) {
       if (it.iteration == 0) log << iteration_header() << "\n";
-      log << iteration_row(it) << "\n";
+      // Flushed per line: a run that is killed, or watched through a pipe or a file, shows
+      // every iteration it finished.
+      log << iteration_row(it) << std::endl;
     }
     return !options.callback || options.callback(it);
   };

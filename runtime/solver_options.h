@@ -136,6 +136,18 @@ struct SolverOptions {
   ConstraintOptions constraints;  // used only by problems with constraint costs
 };
 
+// The most threads a solve accepts (num_threads); more would only add start-up cost and
+// memory on any machine lsjit runs on, and a huge count cannot be started at all.
+inline constexpr int kMaxThreads = 1024;
+
+// "" when every field of `options` (constraints included) is in its valid range; otherwise
+// a message naming the first field that is not, its value and the valid range, e.g.
+// "SolverOptions::max_iterations is -1: expected an integer >= 0". solve() checks this
+// before doing anything and fails (Termination::Failure) with the message, so a bad option
+// never reaches the linear algebra. The ranges are Ceres' (Solver::Options::IsValid) where
+// Ceres has the option.
+std::string validate(const SolverOptions& options);
+
 
 enum class Termination {
   FunctionTolerance,

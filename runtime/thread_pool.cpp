@@ -1,21 +1,37 @@
 #include "lsjit/runtime/thread_pool.h"
 
 #include <algorithm>
+#include <string>
+#include <system_error>
+
+#include "lsjit/ir/error.h"
 
 namespace lsjit::detail {
 
 ThreadPool::ThreadPool(int threads) {
   if (threads <= 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  for (int t = 1; t < threads; ++t) workers_.emplace_back([this] { work(); });
+  try {
+    for (int t = 1; t < threads; ++t) workers_.emplace_back([this] { work(); });
+  } catch (const std::system_error& e) {
+    // The destructor does not run for a constructor that throws, and a joinable
+    // std::thread destroyed unjoined terminates the process: stop the ones that started.
+    const size_t started = workers_.size();
+    stop_workers();
+    throw Error("cannot start " + std::to_string(threads) + " threads (started " +
+                std::to_string(started + 1) + "): " + e.what());
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() {
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
   }
   wake_.notify_all();
   for (auto& w : workers_) w.join();
+  workers_.clear();
 }
 
 // Claims and runs tasks of the current job until none is left.

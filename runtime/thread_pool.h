@@ -20,7 +20,8 @@ namespace lsjit::detail {
 class ThreadPool {
  public:
   // threads: total threads working in run(), the caller included; 0 means
-  // std::thread::hardware_concurrency(). 1 runs everything on the caller.
+  // std::thread::hardware_concurrency(). 1 runs everything on the caller. Throws
+  // lsjit::Error, with every thread it started stopped, when the system cannot start them.
   explicit ThreadPool(int threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -32,6 +33,7 @@ class ThreadPool {
  private:
   void work();
   void drain();
+  void stop_workers();
 
   std::vector<std::thread> workers_;
   std::mutex mutex_;
