@@ -1,6 +1,8 @@
 // lsjit generate: write a synthetic pose graph (g2o) or BAL problem (runtime/io/synthetic.h).
 #include <charconv>
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -8,6 +10,9 @@
 #include <ostream>
 #include <set>
 #include <string>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "lsjit/ir/error.h"
@@ -97,6 +102,28 @@ std::optional<std::string> out_flag(const Flags& flags, std::ostream& err) {
   return it->second;
 }
 
+// Whether a problem of `bytes` (an estimate of what generating and writing it holds in
+// memory at once) can be allocated: at most the machine's physical memory and the address
+// space limit. A count that passes the flag's range can still ask for terabytes
+// (--poses 2000000000), and that must be a message, not std::bad_alloc.
+bool fits_in_memory(double bytes, const std::string& what, std::ostream& err) {
+  double limit = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  if (struct rlimit r {}; getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY)
+    limit = std::min(limit, static_cast<double>(r.rlim_cur));
+  if (!(limit > 0) || bytes <= limit) return true;
+  char line[200];
+  std::snprintf(line, sizeof line, "%s would need about %.1f GiB of memory; this machine allows %.1f GiB\n",
+                what.c_str(), bytes / (1 << 30), limit / (1 << 30));
+  err << "lsjit generate: " << line;
+  return false;
+}
+
+// Bytes held per pose and per edge by generate_pose_graph and write_g2o (the truth and the
+// perturbed graph, an edge's measurement and information matrix, the text being written),
+// rounded up from SE3's sizes: an estimate for fits_in_memory, not an accounting.
+constexpr double kBytesPerPose = 400, kBytesPerEdge = 1200;
+constexpr double kBytesPerCamera = 400, kBytesPerPoint = 200, kBytesPerObservation = 150;
+
 constexpr uint64_t kDefaultSeed = 1;
 constexpr int64_t kMaxCount = std::numeric_limits<int32_t>::max();
 
@@ -120,6 +147,9 @@ int pose_graph(const Args& args, std::ostream& out, std::ostream& err) {
   if (!seed) return 2;
   const auto file = out_flag(*flags, err);
   if (!file) return 2;
+  if (!fits_in_memory(kBytesPerPose * *poses + kBytesPerEdge * (*poses + *closures),
+                      "a pose graph of " + std::to_string(*poses) + " poses", err))
+    return 2;
 
   io::PoseGraphSpec spec;
   spec.dimension = *dim;
@@ -163,6 +193,10 @@ int bal(const Args& args, std::ostream& out, std::ostream& err) {
   if (!seed) return 2;
   const auto file = out_flag(*flags, err);
   if (!file) return 2;
+  if (!fits_in_memory(kBytesPerCamera * *cameras + kBytesPerPoint * *points +
+                          kBytesPerObservation * double(*points) * *per_point,
+                      "a BAL problem of " + std::to_string(*points) + " points", err))
+    return 2;
 
   io::BalSpec spec;
   spec.cameras = *cameras;

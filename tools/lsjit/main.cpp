@@ -1,6 +1,8 @@
 // lsjit: solve least-squares problems, dump traces, inspect the kernel cache, generate
 // synthetic problems.
+#include <exception>
 #include <iostream>
+#include <new>
 #include <string>
 
 #include "lsjit/ir/error.h"
@@ -13,7 +15,8 @@ constexpr const char* kUsage = R"(usage: lsjit <command> [options]
 commands:
   solve FILE [--out FILE] [--linear-solver NAME] [--max-iterations N] [--threads N]
              [--verbose] [--json]
-                      solve a g2o pose graph (lsjit solve --help)
+                      solve a g2o pose graph or a BAL bundle adjustment problem
+                      (lsjit solve --help)
   trace COST [--stage STAGE] [--mode MODE] [--vector-width N]
                       print a built-in cost at one stage (default: jacobian):
                         IR stages      traced, simplified, jacobian, normal_equations
@@ -58,6 +61,18 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const lsjit::Error& e) {
     std::cerr << "lsjit: " << e.what() << "\n";
+    return 1;
+  } catch (const std::bad_alloc&) {
+    // Sizes from files and flags are checked before allocating; this is the last line of
+    // defence (e.g. an input that is legal but larger than this machine's memory).
+    std::cerr << "lsjit: out of memory\n";
+    return 1;
+  } catch (const std::exception& e) {
+    // Every path ends in one line and a non-zero exit, never an abort.
+    std::cerr << "lsjit: " << e.what() << "\n";
+    return 1;
+  } catch (...) {
+    std::cerr << "lsjit: an unknown error\n";
     return 1;
   }
 }

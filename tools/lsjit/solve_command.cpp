@@ -1,15 +1,20 @@
 // lsjit solve FILE: read a standard problem file, solve it, print the summary, optionally
-// write the solution in the same format.
+// write the solution in the same format. The flags are parsed by solve_flags.h.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <charconv>
-#include <cmath>
-#include <fstream>
-#include <optional>
+#include <cerrno>
+#include <cstring>
 #include <ostream>
 #include <sstream>
+#include <variant>
 #include <vector>
 
 #include "commands.h"
+#include "flags.h"
+#include "solve_flags.h"
 #include "solve_plot.h"
 #include "lsjit/ir/error.h"
 #include "lsjit/runtime/bal_problem.h"
@@ -18,54 +23,35 @@
 namespace lsjit::cli {
 namespace {
 
-constexpr const char* kSolveUsage = R"(usage: lsjit solve FILE [options]
-
-Solves a g2o pose graph or a BAL bundle-adjustment file and prints the solver summary
-(cost is 1/2 sum |r|^2).
-
-  --format g2o|bal      the file's format (default: from its content)
-  --out FILE            write the solution in the same format
-  --plot FILE.svg       draw the pose graph before and after, and the cost per iteration
-                        (g2o only; 3D graphs projected on the x-y plane)
-  --linear-solver NAME  sparse_cholesky (default), dense_cholesky, eigen_sparse_cholesky, cg,
-                        dense_schur, sparse_schur, iterative_schur (the Schur solvers eliminate
-                        BAL's points)
-  --max-iterations N    (default 50)
-  --function-tolerance X, --gradient-tolerance X, --parameter-tolerance X
-  --initial-trust-region-radius X
-                        Levenberg-Marquardt's first radius; the damping is its inverse
-                        (default 1e4, as Ceres)
-  --loss NAME:SCALE     robustify every residual: huber, soft_l_one, cauchy, arctan or
-                        tukey, with its scale (e.g. cauchy:1.0)
-  --threads N           evaluation threads (default 1; 0: all hardware threads)
-  --verbose             one line per iteration
-  --json                print the summary as one JSON object instead of the report
-)";
-
-std::optional<long> parse_int(const std::string& s) {
-  long v = 0;
-  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
-std::optional<double> parse_double(const std::string& s) {
-  try {
-    size_t used = 0;
-    const double v = std::stod(s, &used);
-    if (used != s.size()) return std::nullopt;
-    return v;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-// From the first non-blank, non-comment line: "g2o" when it starts with a g2o tag, "bal"
-// when it is three non-negative integers (BAL's counts), else "".
+// From the first non-blank, non-comment line within the file's first 64 KiB: "g2o" when it
+// starts with a g2o tag, "bal" when it is three non-negative integers (BAL's counts), else
+// "". Only that prefix is read, so a huge or endless input (a pipe, /dev/zero) costs
+// nothing here; the reader then checks the whole file.
 std::string detect_format(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot open the file");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int e = errno;
+    throw Error(printable(path) + ": cannot open the file: " + std::strerror(e));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw Error(printable(path) + ": is a directory, expected a g2o or BAL file");
+  }
+  constexpr size_t kPrefix = 64 * 1024;
+  std::string prefix(kPrefix, '\0');
+  size_t got = 0;
+  while (got < kPrefix) {
+    const ssize_t n = ::read(fd, prefix.data() + got, kPrefix - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  prefix.resize(got);
+  std::istringstream in(prefix);
   for (std::string line; std::getline(in, line);) {
+    if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 byte order mark
     const size_t start = line.find_first_not_of(" \t\r");
     if (start == std::string::npos || line[start] == '#') continue;
     if (line.compare(start, 7, "VERTEX_") == 0 || line.compare(start, 5, "EDGE_") == 0 ||
@@ -75,7 +61,7 @@ std::string detect_format(const std::string& path) {
     std::vector<std::string> t;
     for (std::string tok; tokens >> tok;) t.push_back(tok);
     const bool counts = t.size() == 3 && std::all_of(t.begin(), t.end(), [](const std::string& x) {
-      return parse_int(x).has_value() && *parse_int(x) >= 0;
+      return std::all_of(x.begin(), x.end(), [](char c) { return c >= '0' && c <= '9'; });
     });
     return counts ? "bal" : "";
   }
@@ -83,20 +69,6 @@ std::string detect_format(const std::string& path) {
 }
 
 // Solves and writes the solution to `out_file` (if any) in the file's format.
-// "cauchy:0.5" -> CauchyLoss(0.5); nullopt if it does not parse.
-std::optional<Loss> parse_loss(const std::string& text) {
-  const size_t colon = text.find(':');
-  if (colon == std::string::npos) return std::nullopt;
-  const auto scale = parse_double(text.substr(colon + 1));
-  if (!scale || !(*scale > 0)) return std::nullopt;
-  const std::string name = text.substr(0, colon);
-  for (auto make : {&HuberLoss, &SoftLOneLoss, &CauchyLoss, &ArctanLoss, &TukeyLoss}) {
-    const Loss loss = make(*scale);
-    if (loss_name(loss.kind) == name) return loss;
-  }
-  return std::nullopt;
-}
-
 SolveResult solve_file(const std::string& file, const std::string& format, const std::string& out_file,
                        const std::string& plot_file, const Loss& loss, const SolverOptions& options) {
   if (format == "bal") {
@@ -123,94 +95,32 @@ SolveResult solve_file(const std::string& file, const std::string& format, const
 }  // namespace
 
 int solve_command(const Args& args, std::ostream& out, std::ostream& err) {
-  std::string file, format, out_file, plot_file;
-  SolverOptions options;
-  Loss loss = TrivialLoss();
-  bool json = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> std::optional<std::string> {
-      if (i + 1 >= args.size()) return std::nullopt;
-      return args[++i];
-    };
-    auto bad = [&](const std::string& what) {
-      err << "lsjit solve: " << a << " " << what << "\n";
-      return 2;
-    };
-    if (a == "--help" || a == "-h") {
-      out << kSolveUsage;
-      return 0;
-    } else if (a == "--json") {
-      json = true;
-    } else if (a == "--verbose") {
-      options.verbose = true;
-    } else if (a == "--loss") {
-      const auto v = value();
-      const auto parsed = v ? parse_loss(*v) : std::nullopt;
-      if (!parsed) return bad("expects NAME:SCALE with NAME huber, soft_l_one, cauchy, arctan or tukey and SCALE > 0");
-      loss = *parsed;
-    } else if (a == "--format" || a == "--out" || a == "--plot" || a == "--linear-solver") {
-      const auto v = value();
-      if (!v) return bad("needs a value");
-      if (a == "--format") {
-        if (*v != "g2o" && *v != "bal") return bad("expects g2o or bal, not '" + *v + "'");
-        format = *v;
-      } else if (a == "--out") {
-        out_file = *v;
-      } else if (a == "--plot") {
-        plot_file = *v;
-      } else {
-        const auto s = linear_solver_from_name(*v);
-        if (!s)
-          return bad("expects sparse_cholesky, dense_cholesky, eigen_sparse_cholesky, cg, dense_schur, "
-                     "sparse_schur or iterative_schur, not '" + *v + "'");
-        options.linear_solver = *s;
-      }
-    } else if (a == "--max-iterations" || a == "--threads") {
-      const auto v = value();
-      const auto n = v ? parse_int(*v) : std::nullopt;
-      if (!n || *n < 0) return bad("expects a non-negative integer");
-      (a == "--threads" ? options.num_threads : options.max_iterations) = static_cast<int>(*n);
-    } else if (a == "--initial-trust-region-radius") {
-      const auto v = value();
-      const auto x = v ? parse_double(*v) : std::nullopt;
-      if (!x || !(*x > 0) || !std::isfinite(*x)) return bad("expects a positive number");
-      options.initial_trust_region_radius = *x;
-    } else if (a == "--function-tolerance" || a == "--gradient-tolerance" || a == "--parameter-tolerance") {
-      const auto v = value();
-      const auto x = v ? parse_double(*v) : std::nullopt;
-      if (!x || !(*x >= 0)) return bad("expects a non-negative number");
-      if (a == "--function-tolerance") options.function_tolerance = *x;
-      else if (a == "--gradient-tolerance") options.gradient_tolerance = *x;
-      else options.parameter_tolerance = *x;
-    } else if (!a.empty() && a[0] == '-') {
-      err << "lsjit solve: unknown option " << a << "\n" << kSolveUsage;
-      return 2;
-    } else if (file.empty()) {
-      file = a;
-    } else {
-      err << "lsjit solve: one FILE expected, got '" << file << "' and '" << a << "'\n";
-      return 2;
-    }
-  }
-  if (file.empty()) {
-    err << kSolveUsage;
+  std::variant<SolveFlags, FlagError> parsed = parse_solve_flags(args);
+  if (const auto* error = std::get_if<FlagError>(&parsed)) {
+    err << "lsjit solve: " << error->message;
+    if (error->show_usage) err << kSolveUsage;
     return 2;
   }
-  if (format.empty()) format = detect_format(file);
-  if (format.empty()) {
-    err << "lsjit solve: " << file << ": cannot tell the format (expected g2o VERTEX_ / EDGE_ "
+  SolveFlags& f = std::get<SolveFlags>(parsed);
+  if (f.help) {
+    out << kSolveUsage;
+    return 0;
+  }
+  if (f.format.empty()) f.format = detect_format(f.file);
+  if (f.format.empty()) {
+    err << "lsjit solve: " << printable(f.file) << ": cannot tell the format (expected g2o VERTEX_ / EDGE_ "
         << "lines, or a BAL header of three counts); pass --format\n";
     return 1;
   }
-  if (!plot_file.empty() && format != "g2o") {
-    err << "lsjit solve: --plot draws pose graphs (g2o files); " << file << " is " << format << "\n";
+  if (!f.plot_file.empty() && f.format != "g2o") {
+    err << "lsjit solve: --plot draws pose graphs (g2o files); " << printable(f.file) << " is " << f.format
+        << "\n";
     return 2;
   }
-  options.log = &out;
-  if (json) options.verbose = false;
-  const SolveResult result = solve_file(file, format, out_file, plot_file, loss, options);
-  if (json) out << result.summary.json() << "\n";
+  f.options.log = &out;
+  if (f.json) f.options.verbose = false;
+  const SolveResult result = solve_file(f.file, f.format, f.out_file, f.plot_file, f.loss, f.options);
+  if (f.json) out << result.summary.json() << "\n";
   else out << result.summary.report();
   return result.summary.usable() ? 0 : 1;
 }

@@ -1,0 +1,110 @@
+// lsjit solve's flag parser (tools/lsjit/solve_flags.h), alone and through the CLI: every
+// number is range-checked, never truncated (issue: --max-iterations 4294967295 used to run
+// "-1 iterations", --threads 4294967297 one thread, --threads 100000 aborted the process).
+#include <doctest/doctest.h>
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "../../tools/lsjit/solve_flags.h"
+#include "../support/run_cli.h"
+
+namespace {
+
+using lsjit::cli::FlagError;
+using lsjit::cli::SolveFlags;
+
+std::variant<SolveFlags, FlagError> parse(std::vector<std::string> args) {
+  return lsjit::cli::parse_solve_flags(args);
+}
+
+std::string error_of(std::vector<std::string> args) {
+  const auto r = parse(std::move(args));
+  REQUIRE(std::holds_alternative<FlagError>(r));
+  return std::get<FlagError>(r).message;
+}
+
+}  // namespace
+
+TEST_CASE("solve flags: values in range are taken exactly") {
+  const auto r = parse({"g.g2o", "--max-iterations", "2147483647", "--threads", "1024", "--function-tolerance",
+                        "0", "--gradient-tolerance", "1e-12", "--parameter-tolerance", "2.5e-3",
+                        "--initial-trust-region-radius", "1e8", "--linear-solver", "cg", "--loss", "huber:0.5",
+                        "--format", "g2o", "--out", "o.g2o", "--verbose", "--json"});
+  REQUIRE(std::holds_alternative<SolveFlags>(r));
+  const SolveFlags& f = std::get<SolveFlags>(r);
+  CHECK(f.file == "g.g2o");
+  CHECK(f.options.max_iterations == 2147483647);
+  CHECK(f.options.num_threads == 1024);
+  CHECK(f.options.function_tolerance == 0);
+  CHECK(f.options.gradient_tolerance == 1e-12);
+  CHECK(f.options.parameter_tolerance == 2.5e-3);
+  CHECK(f.options.initial_trust_region_radius == 1e8);
+  CHECK(f.options.linear_solver == lsjit::LinearSolver::ConjugateGradient);
+  CHECK(f.loss.kind == lsjit::HuberLoss(0.5).kind);
+  CHECK(f.format == "g2o");
+  CHECK(f.out_file == "o.g2o");
+  CHECK(f.options.verbose);
+  CHECK(f.json);
+}
+
+TEST_CASE("solve flags: integers that do not fit are rejected with their range, not truncated") {
+  CHECK(error_of({"g", "--max-iterations", "4294967295"}) ==
+        "--max-iterations: expected an integer from 0 to 2147483647, not '4294967295'\n");
+  CHECK(error_of({"g", "--threads", "4294967297"}) ==
+        "--threads: expected an integer from 0 to 1024, not '4294967297'\n");
+  CHECK(error_of({"g", "--threads", "100000"}) == "--threads: expected an integer from 0 to 1024, not '100000'\n");
+  CHECK(error_of({"g", "--threads", "99999999999999999999999"}).find("from 0 to 1024") != std::string::npos);
+  for (const char* bad : {"-1", "0x10", "1e3", "+2", " 2", "2 ", "", "two", "2.0"})
+    CHECK_MESSAGE(error_of({"g", "--threads", bad}).find("expected an integer from 0 to 1024") != std::string::npos,
+                  bad);
+}
+
+TEST_CASE("solve flags: numbers must be finite and in range") {
+  for (const char* bad : {"nan", "NaN", "inf", "-inf", "-1", "1e999", "0x1p3", "1,5", ""})
+    CHECK_MESSAGE(error_of({"g", "--function-tolerance", bad}).find("expected a number >= 0") != std::string::npos,
+                  bad);
+  CHECK(error_of({"g", "--initial-trust-region-radius", "0"}).find("expected a number > 0") != std::string::npos);
+  CHECK(error_of({"g", "--loss", "cauchy:nan"}).find("expected NAME:SCALE") != std::string::npos);
+}
+
+TEST_CASE("solve flags: usage errors say what is wrong, and echo input safely") {
+  CHECK(error_of({"g", "--threads"}) == "--threads needs a value\n");
+  CHECK(error_of({"g", "--frobnicate"}) == "unknown option '--frobnicate'\n");
+  CHECK(std::get<FlagError>(parse({"g", "--frobnicate"})).show_usage);
+  CHECK(error_of({}) == "one FILE expected\n");
+  CHECK(error_of({"a", "b"}) == "one FILE expected, got 'a' and 'b'\n");
+  const std::string nasty = error_of({"g", "--linear-solver", std::string("qr\x1b[2J\n\0x", 9)});
+  CHECK(nasty.find('\x1b') == std::string::npos);
+  CHECK(nasty.find("\\x1b[2J\\x0a\\x00x") != std::string::npos);
+  const std::string long_value(5000, 'z');
+  CHECK(error_of({"g", "--format", long_value}).size() < 200);
+}
+
+TEST_CASE("lsjit solve rejects out-of-range numbers before reading the file, with exit code 2") {
+  // The file does not exist: a range error must come first, and nothing must abort.
+  for (const char* flags : {"--max-iterations 4294967295", "--threads 4294967297", "--threads 100000",
+                            "--threads -1", "--function-tolerance nan"}) {
+    const lsjit::testing::CliRun r = lsjit::testing::run_cli(std::string("solve /nonexistent.g2o ") + flags);
+    CAPTURE(flags);
+    CAPTURE(r.out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.rfind("lsjit solve: --", 0) == 0);
+    CHECK(r.out.find("expected") != std::string::npos);
+  }
+}
+
+TEST_CASE("lsjit generate refuses a problem larger than this machine's memory before allocating") {
+  const lsjit::testing::CliRun r = lsjit::testing::run_cli(
+      "generate pose-graph --dim 3 --poses 2000000000 --loop-closures 0 --out " LSJIT_TEST_TMP_DIR "/huge.g2o");
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("would need about") != std::string::npos);
+  const lsjit::testing::CliRun b = lsjit::testing::run_cli(
+      "generate bal --cameras 100 --points 2000000000 --observations-per-point 50 --out " LSJIT_TEST_TMP_DIR
+      "/huge.bal");
+  CAPTURE(b.out);
+  CHECK(b.exit_code == 2);
+  CHECK(b.out.find("would need about") != std::string::npos);
+}

@@ -1,0 +1,100 @@
+#include "flags.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace lsjit::cli {
+namespace {
+
+std::string number_text(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+// The complete text as a finite double, digits, sign, '.', exponent only.
+std::optional<double> strict_double(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  for (char c : text)
+    if (!((c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E'))
+      return std::nullopt;
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::string printable(std::string_view text) {
+  std::string out;
+  size_t shown = 0;
+  for (unsigned char c : text) {
+    if (shown == 40) return out + "...";
+    if (c < 0x20 || c >= 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+    ++shown;
+  }
+  return out;
+}
+
+CLI::Validator integer_in(int64_t lo, int64_t hi) {
+  const std::string range = "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& text) -> std::string {
+        int64_t v = 0;
+        const bool digits = !text.empty() && (text[0] == '-' || (text[0] >= '0' && text[0] <= '9'));
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (!digits || ec != std::errc() || end != text.data() + text.size() || v < lo || v > hi)
+          return "expected " + range + ", not '" + printable(text) + "'";
+        return "";
+      },
+      range);
+}
+
+CLI::Validator number_in(double lo, double hi, bool lo_open) {
+  const bool unbounded = hi >= std::numeric_limits<double>::max();
+  const std::string range = unbounded ? std::string("a number ") + (lo_open ? "> " : ">= ") + number_text(lo)
+                                           : std::string("a number in ") + (lo_open ? "(" : "[") +
+                                                 number_text(lo) + ", " + number_text(hi) + "]";
+  return CLI::Validator(
+      [lo, hi, lo_open, range](std::string& text) -> std::string {
+        const std::optional<double> v = strict_double(text);
+        if (!v || (lo_open ? !(*v > lo) : !(*v >= lo)) || !(*v <= hi))
+          return "expected " + range + ", not '" + printable(text) + "'";
+        return "";
+      },
+      range);
+}
+
+std::optional<std::string> parse_flags(CLI::App& app, const std::vector<std::string>& args,
+                                       std::vector<std::string>& positional) {
+  positional.clear();
+  // Unknown options and positional arguments are taken from what CLI11 leaves over, so that
+  // their messages are lsjit's ("unknown option '--bogus'"), not CLI11's.
+  app.allow_extras(true);
+  app.prefix_command(false);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 pops from the back
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ArgumentMismatch& e) {
+    const std::string what = e.what();
+    return what.substr(0, what.find(':')) + " needs a value\n";
+  } catch (const CLI::ParseError& e) {
+    return std::string(e.what()) + "\n";
+  }
+  for (const std::string& extra : app.remaining()) {
+    if (extra.size() > 1 && extra[0] == '-') return "unknown option '" + printable(extra) + "'\n";
+    positional.push_back(extra);
+  }
+  return std::nullopt;
+}
+
+}  // namespace lsjit::cli

@@ -1,0 +1,39 @@
+// Command-line flags of the lsjit CLI, parsed with CLI11 (Debian's libcli11-dev) and
+// checked strictly: a number flag takes only a complete decimal number in its valid range,
+// and a value out of range is rejected with that range, never truncated or wrapped
+// (`--threads 4294967297` is an error, not 1 thread).
+//
+//   CLI::App app;
+//   app.add_option("--threads", n)->check(integer_in(0, kMaxThreads));
+//   if (auto error = parse_flags(app, args)) { err << "lsjit solve: " << *error; return 2; }
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lsjit::cli {
+
+// Accepts a decimal integer (optional '-', digits only: no "0x10", "1e3", "+1" or spaces)
+// in [lo, hi]. Its message: "expected an integer from LO to HI, not 'TEXT'".
+CLI::Validator integer_in(int64_t lo, int64_t hi);
+// Accepts a finite decimal number (as strtod reads one, but no hex, inf or nan) in
+// [lo, hi], or (lo, hi] when lo_open. Its message names the range and the text.
+CLI::Validator number_in(double lo, double hi, bool lo_open = false);
+
+// `text` for a message: control bytes and bytes >= 0x7f as \xNN, cut after 40 characters
+// with "...": a flag's value may come from anywhere and must not garble a terminal.
+std::string printable(std::string_view text);
+
+// Parses args (everything after the subcommand's name) into app, which must have been set
+// up with app.allow_extras() off. Returns nullopt on success, else one line (newline
+// included) saying what was wrong: "--threads needs a value", "unknown option '--bogus'",
+// "--threads: expected an integer from 0 to 1024, not '100000'". Positional arguments are
+// returned in `positional` in order (app must not declare any).
+std::optional<std::string> parse_flags(CLI::App& app, const std::vector<std::string>& args,
+                                       std::vector<std::string>& positional);
+
+}  // namespace lsjit::cli

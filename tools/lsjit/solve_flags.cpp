@@ -1,0 +1,109 @@
+#include "solve_flags.h"
+
+#include <limits>
+#include <optional>
+
+#include "flags.h"
+
+namespace lsjit::cli {
+namespace {
+
+constexpr double kHuge = std::numeric_limits<double>::max();
+constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+
+// "cauchy:0.5" -> CauchyLoss(0.5); nullopt if it does not parse.
+std::optional<Loss> parse_loss(const std::string& text) {
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  std::string scale_text = text.substr(colon + 1);
+  if (!number_in(0, kHuge, true)(scale_text).empty()) return std::nullopt;
+  const double scale = std::stod(scale_text);
+  const std::string name = text.substr(0, colon);
+  for (auto make : {&HuberLoss, &SoftLOneLoss, &CauchyLoss, &ArctanLoss, &TukeyLoss}) {
+    const Loss loss = make(scale);
+    if (loss_name(loss.kind) == name) return loss;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+const char* const kSolveUsage = R"(usage: lsjit solve FILE [options]
+
+Solves a g2o pose graph or a BAL bundle-adjustment file and prints the solver summary
+(cost is 1/2 sum |r|^2).
+
+  --format g2o|bal      the file's format (default: from its content)
+  --out FILE            write the solution in the same format (a regular file or a new one)
+  --plot FILE.svg       draw the pose graph before and after, and the cost per iteration
+                        (g2o only; 3D graphs projected on the x-y plane)
+  --linear-solver NAME  sparse_cholesky (default), dense_cholesky, eigen_sparse_cholesky, cg,
+                        dense_schur, sparse_schur, iterative_schur (the Schur solvers eliminate
+                        BAL's points)
+  --max-iterations N    0 to 2147483647 (default 50)
+  --function-tolerance X, --gradient-tolerance X, --parameter-tolerance X
+                        numbers >= 0
+  --initial-trust-region-radius X
+                        Levenberg-Marquardt's first radius, > 0; the damping is its inverse
+                        (default 1e4, as Ceres)
+  --loss NAME:SCALE     robustify every residual: huber, soft_l_one, cauchy, arctan or
+                        tukey, with its scale > 0 (e.g. cauchy:1.0)
+  --threads N           evaluation threads, 0 to 1024 (default 1; 0: all hardware threads)
+  --verbose             one line per iteration
+  --json                print the summary as one JSON object instead of the report
+)";
+
+std::variant<SolveFlags, FlagError> parse_solve_flags(const std::vector<std::string>& args) {
+  SolveFlags f;
+  CLI::App app;
+  app.set_help_flag();
+  app.add_flag("--help,-h", f.help);
+  app.add_flag("--json", f.json);
+  app.add_flag("--verbose", f.options.verbose);
+  app.add_option("--format", f.format)->check([](const std::string& s) {
+    return s == "g2o" || s == "bal" ? std::string() : "expected g2o or bal, not '" + printable(s) + "'";
+  });
+  app.add_option("--out", f.out_file)->check([](const std::string& s) {
+    return s.empty() ? std::string("expected a file name, not ''") : std::string();
+  });
+  app.add_option("--plot", f.plot_file)->check([](const std::string& s) {
+    return s.empty() ? std::string("expected a file name, not ''") : std::string();
+  });
+  std::string solver_name, loss_text;
+  app.add_option("--linear-solver", solver_name)->check([](const std::string& s) {
+    return linear_solver_from_name(s) ? std::string()
+                                      : "expected sparse_cholesky, dense_cholesky, eigen_sparse_cholesky, cg, "
+                                        "dense_schur, sparse_schur or iterative_schur, not '" + printable(s) + "'";
+  });
+  app.add_option("--loss", loss_text)->check([](const std::string& s) {
+    return parse_loss(s) ? std::string()
+                         : "expected NAME:SCALE with NAME huber, soft_l_one, cauchy, arctan or tukey and "
+                           "SCALE > 0, not '" + printable(s) + "'";
+  });
+  app.add_option("--max-iterations", f.options.max_iterations)->check(integer_in(0, kIntMax));
+  app.add_option("--threads", f.options.num_threads)->check(integer_in(0, kMaxThreads));
+  app.add_option("--initial-trust-region-radius", f.options.initial_trust_region_radius)
+      ->check(number_in(0, kHuge, true));
+  app.add_option("--function-tolerance", f.options.function_tolerance)->check(number_in(0, kHuge));
+  app.add_option("--gradient-tolerance", f.options.gradient_tolerance)->check(number_in(0, kHuge));
+  app.add_option("--parameter-tolerance", f.options.parameter_tolerance)->check(number_in(0, kHuge));
+
+  std::vector<std::string> positional;
+  if (std::optional<std::string> error = parse_flags(app, args, positional)) {
+    const bool unknown = error->rfind("unknown option", 0) == 0;
+    return FlagError{*error, unknown};
+  }
+  if (f.help) return f;
+  if (!solver_name.empty()) f.options.linear_solver = *linear_solver_from_name(solver_name);
+  if (!loss_text.empty()) f.loss = *parse_loss(loss_text);
+  if (positional.empty()) return FlagError{"one FILE expected\n", true};
+  if (positional.size() > 1)
+    return FlagError{"one FILE expected, got '" + printable(positional[0]) + "' and '" + printable(positional[1]) +
+                     "'\n"};
+  f.file = positional[0];
+  if (std::string invalid = validate(f.options); !invalid.empty())  // cross-field rules
+    return FlagError{invalid + "\n"};
+  return f;
+}
+
+}  // namespace lsjit::cli

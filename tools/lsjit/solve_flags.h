@@ -1,0 +1,38 @@
+// `lsjit solve`'s flags: what they parse into, and the parser, apart from the solve so that
+// tests and the flag fuzzer (tests/fuzz/fuzz_cli_flags.cpp) can run it alone.
+#pragma once
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "lsjit/runtime/loss.h"
+#include "lsjit/runtime/solver_options.h"
+
+namespace lsjit::cli {
+
+extern const char* const kSolveUsage;
+
+struct SolveFlags {
+  bool help = false;        // --help: print kSolveUsage, nothing else is checked
+  std::string file;         // the problem file (required unless help)
+  std::string format;       // "g2o", "bal" or "" (detect from the content)
+  std::string out_file;     // --out, "" for none
+  std::string plot_file;    // --plot, "" for none
+  Loss loss = TrivialLoss();
+  SolverOptions options;    // log is left null: the caller points it at its stream
+  bool json = false;
+};
+
+// A usage error: the message (one or more lines, each ending in '\n') to print after
+// "lsjit solve: ", and whether the usage text should follow it.
+struct FlagError {
+  std::string message;
+  bool show_usage = false;
+};
+
+// Every value is checked against its valid range (flags.h); SolverOptions that come out of
+// a successful parse pass lsjit::validate(). Never throws.
+std::variant<SolveFlags, FlagError> parse_solve_flags(const std::vector<std::string>& args);
+
+}  // namespace lsjit::cli
