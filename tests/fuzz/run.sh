@@ -5,14 +5,14 @@
 # run starts where the last one stopped) and a crashing input to build-fuzz/artifacts/.
 #
 #   bash tests/fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]    default: 60 s, all targets
-#   TARGET is g2o, bal or ir_parser. Exits non-zero if any target finds a bug.
+#   TARGET is g2o, bal, ir_parser or cli_flags. Exits non-zero if any target finds a bug.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(g2o bal ir_parser)
+[ ${#targets[@]} -gt 0 ] || targets=(g2o bal ir_parser cli_flags)
 
 build=build-fuzz
 cmake -S tests/fuzz -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="${LSJIT_FUZZ_CXX:-clang++-14}" >/dev/null

@@ -74,6 +74,7 @@ TEST_CASE("solve flags: usage errors say what is wrong, and echo input safely") 
   CHECK(error_of({"g", "--frobnicate"}) == "unknown option '--frobnicate'\n");
   CHECK(std::get<FlagError>(parse({"g", "--frobnicate"})).show_usage);
   CHECK(error_of({}) == "one FILE expected\n");
+  CHECK(error_of({""}) == "FILE is an empty string: expected a file name\n");  // found by fuzz_cli_flags
   CHECK(error_of({"a", "b"}) == "one FILE expected, got 'a' and 'b'\n");
   const std::string nasty = error_of({"g", "--linear-solver", std::string("qr\x1b[2J\n\0x", 9)});
   CHECK(nasty.find('\x1b') == std::string::npos);

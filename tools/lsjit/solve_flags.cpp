@@ -100,6 +100,7 @@ std::variant<SolveFlags, FlagError> parse_solve_flags(const std::vector<std::str
   if (positional.size() > 1)
     return FlagError{"one FILE expected, got '" + printable(positional[0]) + "' and '" + printable(positional[1]) +
                      "'\n"};
+  if (positional[0].empty()) return FlagError{"FILE is an empty string: expected a file name\n"};
   f.file = positional[0];
   if (std::string invalid = validate(f.options); !invalid.empty())  // cross-field rules
     return FlagError{invalid + "\n"};
