@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <tuple>
+#include <utility>
 
 #include "lsjit/runtime/augmented_lagrangian.h"
 #include "lsjit/runtime/evaluator.h"
@@ -17,8 +19,32 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// What LinearSolver::Auto runs for this structure, and why (solver_options.h has the rule).
+std::pair<LinearSolver, std::string> choose_linear_solver(const detail::ProblemLayout& L) {
+  const int64_t free_blocks = static_cast<int64_t>(L.free.size());
+  // first_eliminated == 0: every variable is of the eliminable type, H is block diagonal and
+  // there is no reduced system to speak of; a Cholesky solver handles that directly.
+  if (L.first_eliminated > 0 && L.first_eliminated < free_blocks) {
+    const int64_t reduced = L.pattern->scalar_offset(static_cast<int>(L.first_eliminated));
+    const std::string why = std::to_string(free_blocks - L.first_eliminated) +
+                            " variables can be eliminated; the reduced system has " + std::to_string(reduced) +
+                            " scalars";
+    if (reduced <= kAutoDenseSchurMax)
+      return {LinearSolver::DenseSchur, why + " (at most " + std::to_string(kAutoDenseSchurMax) + ": dense)"};
+    return {LinearSolver::SparseSchur, why + " (more than " + std::to_string(kAutoDenseSchurMax) + ": sparse)"};
+  }
+  if (L.tangent_dim <= kAutoDenseMax)
+    return {LinearSolver::DenseCholesky, "no variable type can be eliminated; the system has " +
+                                             std::to_string(L.tangent_dim) + " scalars (at most " +
+                                             std::to_string(kAutoDenseMax) + ": dense)"};
+  return {LinearSolver::SparseCholesky, "no variable type can be eliminated; the system has " +
+                                            std::to_string(L.tangent_dim) + " scalars (more than " +
+                                            std::to_string(kAutoDenseMax) + ": sparse)"};
+}
+
 linear::LinearSolverType linear_type(LinearSolver s) {
   switch (s) {
+    case LinearSolver::Auto: break;  // resolved by choose_linear_solver before this
     case LinearSolver::DenseCholesky: return linear::LinearSolverType::DenseCholesky;
     case LinearSolver::SparseCholesky: return linear::LinearSolverType::SparseCholesky;
     case LinearSolver::EigenSparseCholesky: return linear::LinearSolverType::EigenSparseCholesky;
@@ -112,7 +138,9 @@ SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& o
   for (const auto& t : L.types) s.variables += t.ids.size();
   s.constant_variables = L.constant_variables;
   s.tangent_dim = static_cast<size_t>(L.tangent_dim);
-  s.linear_solver = std::string(linear_solver_name(options.linear_solver));
+  LinearSolver chosen = options.linear_solver;
+  if (chosen == LinearSolver::Auto) std::tie(chosen, s.linear_solver_reason) = choose_linear_solver(L);
+  s.linear_solver = std::string(linear_solver_name(chosen));
 
   auto finish = [&] {
     s.solve_s = std::chrono::duration<double>(Clock::now() - start).count();
@@ -137,7 +165,7 @@ SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& o
   }
   s.num_threads = pool->threads();
   detail::Evaluator evaluator(L, *pool);
-  const linear::LinearSolverType type = linear_type(options.linear_solver);
+  const linear::LinearSolverType type = linear_type(chosen);
   std::unique_ptr<linear::LinearSolver> solver;
   try {
     solver = L.take_solver(type);

@@ -41,6 +41,7 @@ std::string json_string(std::string_view s) {
 
 std::string_view linear_solver_name(LinearSolver solver) {
   switch (solver) {
+    case LinearSolver::Auto: return "auto";
     case LinearSolver::DenseCholesky: return "dense_cholesky";
     case LinearSolver::SparseCholesky: return "sparse_cholesky";
     case LinearSolver::EigenSparseCholesky: return "eigen_sparse_cholesky";
@@ -53,7 +54,7 @@ std::string_view linear_solver_name(LinearSolver solver) {
 }
 
 std::optional<LinearSolver> linear_solver_from_name(std::string_view name) {
-  for (LinearSolver s : {LinearSolver::DenseCholesky, LinearSolver::SparseCholesky,
+  for (LinearSolver s : {LinearSolver::Auto, LinearSolver::DenseCholesky, LinearSolver::SparseCholesky,
                          LinearSolver::EigenSparseCholesky, LinearSolver::ConjugateGradient,
                          LinearSolver::DenseSchur, LinearSolver::SparseSchur, LinearSolver::IterativeSchur})
     if (linear_solver_name(s) == name) return s;
@@ -116,7 +117,8 @@ std::string SolveSummary::report() const {
   row("Residuals", std::to_string(residuals));
   row("Variables", std::to_string(variables) + " (" + std::to_string(constant_variables) + " constant)");
   row("Tangent dimension (free)", std::to_string(tangent_dim));
-  row("Linear solver", linear_solver);
+  row("Linear solver", linear_solver_reason.empty() ? linear_solver
+                                                    : linear_solver + " (auto: " + linear_solver_reason + ")");
   row("Threads", std::to_string(num_threads));
   out << "\nCost (1/2 sum |r|^2):\n";
   row("  Initial", format("%.8e", initial_cost));
@@ -173,7 +175,8 @@ std::string SolveSummary::json() const {
       << ", \"cost_groups\": " << cost_groups << ", \"residual_blocks\": " << residual_blocks
       << ", \"residuals\": " << residuals << ", \"variables\": " << variables
       << ", \"constant_variables\": " << constant_variables << ", \"tangent_dim\": " << tangent_dim
-      << ", \"linear_solver\": " << json_string(linear_solver) << ", \"num_threads\": " << num_threads
+      << ", \"linear_solver\": " << json_string(linear_solver)
+      << ", \"linear_solver_reason\": " << json_string(linear_solver_reason) << ", \"num_threads\": " << num_threads
       << ", \"constraint_violation\": " << json_number(constraint_violation) << ", \"outer_iterations\": [";
   for (size_t i = 0; i < outer_iterations.size(); ++i) {
     const OuterIteration& o = outer_iterations[i];

@@ -18,6 +18,14 @@
 namespace lsjit {
 
 enum class LinearSolver {
+  // The default: chosen from the analyzed structure at solve(), and reported with the
+  // reason in SolveSummary::linear_solver / linear_solver_reason:
+  //   a variable type can be eliminated (bundle adjustment's points; AnalyzeOptions::
+  //     schur_elimination) and others remain -> DenseSchur when the
+  //     reduced system has at most kAutoDenseSchurMax scalars, else SparseSchur;
+  //   otherwise a tangent dimension of at most kAutoDenseMax -> DenseCholesky;
+  //   otherwise SparseCholesky.
+  Auto,
   DenseCholesky,        // assembled dense matrix, Eigen LLT: small problems
   SparseCholesky,       // CHOLMOD supernodal (Eigen's sparse Cholesky if lsjit was built
                         // without CHOLMOD); symbolic factorization once per analyze
@@ -29,7 +37,15 @@ enum class LinearSolver {
   SparseSchur,          // reduced system block-sparse, CHOLMOD: many cameras, local views
   IterativeSchur,       // reduced system implicit, Schur-Jacobi PCG: large problems, inexact
 };
-// dense_cholesky, sparse_cholesky, eigen_sparse_cholesky, cg, dense_schur, sparse_schur,
+// Auto's thresholds. A dense reduced camera system is factored in (n³/3) flops with no
+// sparse bookkeeping: at 2000 scalars (~220 cameras) that is 2.7 GFlop, well under a
+// Schur elimination's own work for such a problem; Ladybug-49 (441) is 5x faster dense
+// than Ceres. Below 100 scalars a dense factorization is microseconds and needs no
+// symbolic analysis.
+inline constexpr int64_t kAutoDenseSchurMax = 2000;
+inline constexpr int64_t kAutoDenseMax = 100;
+
+// auto, dense_cholesky, sparse_cholesky, eigen_sparse_cholesky, cg, dense_schur, sparse_schur,
 // iterative_schur
 std::string_view linear_solver_name(LinearSolver solver);
 std::optional<LinearSolver> linear_solver_from_name(std::string_view name);
@@ -80,7 +96,7 @@ struct ConstraintOptions {
 };
 
 struct SolverOptions {
-  LinearSolver linear_solver = LinearSolver::SparseCholesky;
+  LinearSolver linear_solver = LinearSolver::Auto;
 
   // Levenberg–Marquardt as a trust region (Ceres' LEVENBERG_MARQUARDT): each step solves
   // (H + D/radius) δ = −g with D = diag(H) clamped to [min_lm_diagonal, max_lm_diagonal].
@@ -206,7 +222,8 @@ struct SolveSummary {
   size_t variables = 0;            // referenced variables
   size_t constant_variables = 0;
   size_t tangent_dim = 0;          // of the free variables
-  std::string linear_solver;
+  std::string linear_solver;        // the solver that ran (never "auto")
+  std::string linear_solver_reason; // why, when Auto chose it; "" when the options named it
   int num_threads = 1;
 
   std::vector<IterationSummary> per_iteration;  // inner iterations, all outer iterations

@@ -37,9 +37,10 @@ Solves a g2o pose graph or a BAL bundle-adjustment file and prints the solver su
   --out FILE            write the solution in the same format (a regular file or a new one)
   --plot FILE.svg       draw the pose graph before and after, and the cost per iteration
                         (g2o only; 3D graphs projected on the x-y plane)
-  --linear-solver NAME  sparse_cholesky (default), dense_cholesky, eigen_sparse_cholesky, cg,
-                        dense_schur, sparse_schur, iterative_schur (the Schur solvers eliminate
-                        BAL's points)
+  --linear-solver NAME  auto (default: chosen from the problem's structure, and the report
+                        says which and why), sparse_cholesky, dense_cholesky,
+                        eigen_sparse_cholesky, cg, dense_schur, sparse_schur, iterative_schur
+                        (the Schur solvers eliminate BAL's points)
   --max-iterations N    0 to 2147483647 (default 50)
   --function-tolerance X, --gradient-tolerance X, --parameter-tolerance X
                         numbers >= 0
@@ -72,7 +73,7 @@ std::variant<SolveFlags, FlagError> parse_solve_flags(const std::vector<std::str
   std::string solver_name, loss_text;
   app.add_option("--linear-solver", solver_name)->check([](const std::string& s) {
     return linear_solver_from_name(s) ? std::string()
-                                      : "expected sparse_cholesky, dense_cholesky, eigen_sparse_cholesky, cg, "
+                                      : "expected auto, sparse_cholesky, dense_cholesky, eigen_sparse_cholesky, cg, "
                                         "dense_schur, sparse_schur or iterative_schur, not '" + printable(s) + "'";
   });
   app.add_option("--loss", loss_text)->check([](const std::string& s) {
