@@ -101,7 +101,7 @@ void augmented_lagrangian(const ProblemLayout& layout, Evaluator& evaluator,
     }
     if (violation <= o.violation_tolerance && converged(inner.termination)) {
       summary.termination = inner.termination;
-      summary.message = "constraints satisfied (violation " + std::to_string(violation) +
+      summary.message = "constraints satisfied (violation " + significant(violation) +
                         ") and the last inner solve converged: " + inner.message;
       return;
     }

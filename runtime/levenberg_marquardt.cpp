@@ -280,7 +280,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
         it.cumulative_s = seconds_since(start);
         report(it);
         return finish(Termination::ParameterTolerance, "parameter tolerance reached: |step| = " +
-                                                           std::to_string(it.step_norm));
+                                                           significant(it.step_norm));
       }
 
       for (size_t t = 0; t < state.size(); ++t) candidate[t] = state[t];
@@ -315,7 +315,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
           report(it);
           return finish(Termination::FunctionTolerance,
                         "function tolerance reached: |cost change| / cost <= " +
-                            std::to_string(options.function_tolerance));
+                            significant(options.function_tolerance));
         }
         accepted = options.gauss_newton ? candidate_cost < cost
                                         : it.relative_decrease > options.min_relative_decrease;
@@ -365,7 +365,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
       return finish(Termination::Failure, "the cost became non-finite at an accepted point");
     if (accepted && it.gradient_max_norm <= options.gradient_tolerance)
       return finish(Termination::GradientTolerance, "gradient tolerance reached: max |g| = " +
-                                                        std::to_string(it.gradient_max_norm));
+                                                        significant(it.gradient_max_norm));
     if (!accepted && radius < options.min_trust_region_radius)
       return finish(Termination::TrustRegionTooSmall,
                     "trust region radius below its minimum; last rejection: " + why_rejected);

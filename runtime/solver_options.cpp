@@ -81,6 +81,8 @@ bool converged(Termination t) {
          t == Termination::ParameterTolerance;
 }
 
+std::string significant(double value) { return format("%g", value); }
+
 std::string iteration_header() {
   return "iter      cost      cost_change  |gradient|   |step|    tr_ratio  tr_radius  ls_iter  "
          "iter_time  total_time";

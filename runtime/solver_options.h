@@ -241,6 +241,9 @@ struct SolveSummary {
 
 // The verbose table's header and one row (what solve() prints with verbose).
 std::string iteration_header();
+// A number for messages, %g-style with 6 significant digits ("1e-06", "3.5e-12", "0.25"):
+// fixed-point formatting printed small tolerances and norms as "0.000000".
+std::string significant(double value);
 std::string iteration_row(const IterationSummary& it);
 
 }  // namespace lsjit

@@ -145,3 +145,16 @@ TEST_CASE("solver options: verbose flushes every iteration row as it is written"
   CHECK(r.summary.usable());
   CHECK(rows_seen >= 2);
 }
+
+TEST_CASE("solver options: termination messages print small numbers with significant digits") {
+  CHECK(significant(1e-6) == "1e-06");
+  CHECK(significant(3.5e-12) == "3.5e-12");
+  CHECK(significant(0.25) == "0.25");
+  Fixture f;
+  SolverOptions o;
+  o.function_tolerance = 1e-9;
+  const SolveResult r = f.analyzed->solve(f.initial, o);
+  CAPTURE(r.summary.message);
+  CHECK(r.summary.message.find("0.000000") == std::string::npos);
+  CHECK(r.summary.message.find("e-") != std::string::npos);  // e.g. "max |g| = 1.2e-16"
+}
