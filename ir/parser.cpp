@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "lsjit/ir/error.h"
@@ -43,6 +44,31 @@ std::optional<double> parse_f64(std::string_view w, bool* out_of_range) {
   if (ec == std::errc::result_out_of_range) *out_of_range = true;
   if (ec != std::errc() || end != w.data() + w.size()) return std::nullopt;
   return v;
+}
+
+// A variable's size beyond this is not a variable but an attack: the differentiation
+// passes allocate per tangent component (docs/formats.md, "Limits").
+constexpr uint32_t kMaxVariableDimension = 1024;
+
+struct TypeSizes {
+  uint32_t ambient, tangent;
+};
+
+// The sizes of the variable types of docs/variables.md, or nullopt for another type name
+// (a custom type, interop's "SE3.ambient"), whose sizes are the declaration's.
+std::optional<TypeSizes> known_type_sizes(std::string_view type) {
+  static constexpr std::pair<std::string_view, TypeSizes> kKnown[] = {
+      {"Scalar", {1, 1}}, {"SO2", {2, 1}}, {"SE2", {4, 3}}, {"SO3", {4, 3}}, {"SE3", {7, 6}}};
+  for (const auto& [name, sizes] : kKnown)
+    if (type == name) return sizes;
+  // VecN, N = 1..12 (VecVar<N>); "Vec0" and "Vec01" are not names VecVar prints.
+  if (type.size() > 3 && type.starts_with("Vec") && type[3] != '0') {
+    uint32_t n = 0;
+    const auto [end, ec] = std::from_chars(type.data() + 3, type.data() + type.size(), n);
+    if (ec == std::errc() && end == type.data() + type.size() && n >= 1 && n <= 12)
+      return TypeSizes{n, n};
+  }
+  return std::nullopt;
 }
 
 // One line of the text without its comment, and a read position in it. Every error is
@@ -84,7 +110,11 @@ class Line {
     if (at >= text_.size()) return "end of line";
     size_t end = at + (text_[at] == '%' ? 1 : 0);
     while (end < text_.size() && is_word_char(text_[end])) ++end;
-    return quoted(text_.substr(at, std::max(end, at + 1) - at));
+    // A few dozen bytes say which token it is; a megabyte-long word is cut.
+    constexpr size_t kShown = 40;
+    const size_t length = std::max(end, at + 1) - at;
+    if (length <= kShown) return quoted(text_.substr(at, length));
+    return quoted(text_.substr(at, kShown)) + "...";
   }
 
   [[noreturn]] void fail_at(size_t at, std::string_view expected, std::string_view found) const {
@@ -150,7 +180,10 @@ class Line {
 
 class Parser {
  public:
-  Parser(std::string_view text, std::string_view source) : text_(text), source_(source) {}
+  // A UTF-8 byte order mark at the start is skipped (columns of line 1 count from after it).
+  Parser(std::string_view text, std::string_view source) : text_(text), source_(source) {
+    if (text_.starts_with("\xEF\xBB\xBF")) text_.remove_prefix(3);
+  }
 
   Trace run() {
     if (!next_line()) fail_at_eof("the header 'lsjit.ir 1'");
@@ -324,9 +357,10 @@ class Parser {
     if (is_var) {
       VarSlot v{std::string(name), std::string(type)};
       l.key("ambient");
-      v.ambient = at_least_1(l, "the ambient dimension");
+      const std::optional<TypeSizes> sizes = known_type_sizes(type);
+      v.ambient = dimension(l, "ambient", type, sizes ? sizes->ambient : 0);
       l.key("tangent");
-      v.tangent = at_least_1(l, "the tangent dimension");
+      v.tangent = dimension(l, "tangent", type, sizes ? sizes->tangent : 0);
       trace_.signature.vars.push_back(std::move(v));
     } else {
       DataSlot d{std::string(name), std::string(type)};
@@ -356,6 +390,19 @@ class Parser {
   uint32_t at_least_1(Line& l, std::string_view what) {
     const uint32_t v = l.uint(what);
     if (v == 0) l.fail_token(std::string(what) + " (at least 1)");
+    return v;
+  }
+
+  // The ambient or tangent size of a variable of `type`: `expected` when the type is one
+  // of docs/variables.md (expected > 0), else at most kMaxVariableDimension.
+  uint32_t dimension(Line& l, std::string_view which, std::string_view type, uint32_t expected) {
+    const std::string what = "the " + std::string(which) + " dimension";
+    const uint32_t v = at_least_1(l, what);
+    if (expected != 0 && v != expected)
+      l.fail_token(std::string(which) + "=" + std::to_string(expected) + ", " + what + " of " +
+                   std::string(type));
+    if (v > kMaxVariableDimension)
+      l.fail_token(what + " (at most " + std::to_string(kMaxVariableDimension) + ")");
     return v;
   }
 

@@ -1,6 +1,7 @@
 #include "lsjit/runtime/values.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace lsjit {
 
@@ -16,6 +17,24 @@ const double* Values::params(std::string_view type, int64_t id) const {
   const auto r = b->second.row.find(id);
   if (r == b->second.row.end()) return nullptr;
   return b->second.params.data() + r->second * b->second.type->ambient;
+}
+
+void Values::check_value(const VariableType& type, int64_t id, const double* params) {
+  // docs/variables.md: SO3 is qx qy qz qw, SE3 is tx ty tz qx qy qz qw.
+  const int quaternion_at = type.name == "SO3" ? 0 : type.name == "SE3" ? 3 : -1;
+  if (quaternion_at < 0) return;
+  const double* q = params + quaternion_at;
+  std::string problem;
+  if (!std::all_of(q, q + 4, [](double x) { return std::isfinite(x); }))
+    problem = "a non-finite quaternion";
+  else if (std::all_of(q, q + 4, [](double x) { return x == 0.0; }))
+    problem = "a zero quaternion";
+  else
+    return;
+  std::string numbers;
+  for (int k = 0; k < 4; ++k) numbers += (k ? " " : "") + std::to_string(q[k]);
+  throw Error("lsjit::Values: " + type.name + " variable " + std::to_string(id) + " has " +
+              problem + " (qx qy qz qw = " + numbers + "): expected a rotation");
 }
 
 void Values::set_params(const VariableType* type, int64_t id, const double* params) {

@@ -46,6 +46,7 @@ class Values {
     requires is_variable_v<Var>
   void set(const Var& var, const typename Var::template Value<double>& value) {
     const auto p = Var::params(value);
+    check_value(*variable_type<Var>(), var.id, p.data());
     set_params(variable_type<Var>(), var.id, p.data());
   }
 
@@ -75,6 +76,11 @@ class Values {
   // type it was first set with.
   const double* params(std::string_view type, int64_t id) const;
   void set_params(const VariableType* type, int64_t id, const double* params);
+
+  // What set() refuses, as lsjit::Error naming the variable ("SE3 variable 7"): an SO3
+  // or SE3 value whose quaternion is zero or not finite, which no rotation has (a solver
+  // would divide by its norm). Other values are not checked.
+  static void check_value(const VariableType& type, int64_t id, const double* params);
 
   // Every variable, by type name then in the order first set.
   void for_each(const std::function<void(const VariableType&, int64_t id, const double* params)>& f) const;

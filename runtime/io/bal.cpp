@@ -17,6 +17,10 @@ namespace {
 using detail::fail;
 using detail::Token;
 
+constexpr std::string_view kExpectedLine = "a BAL line";
+// What the reader reserves at most, in values, for an input of unknown size (a pipe).
+constexpr size_t kUnsizedReserve = size_t{1} << 20;
+
 // A section of the file, for messages.
 struct Section {
   std::string_view name;
@@ -35,13 +39,15 @@ constexpr Section kPoint{"point", "X Y Z", 3, {"X", "Y", "Z"}};
 // Reads the sections in order; every message names the section and the header's counts.
 class Reader {
  public:
-  Reader(std::string_view text, std::string_view source) : cursor_(text), source_(source) {
-    // A lying header must not make the reader allocate: a value takes at least two bytes.
-    max_values_ = text.size() / 2 + 1;
-  }
+  explicit Reader(detail::LineReader& lines) : lines_(lines), cursor_(lines), source_(lines.source()) {}
 
   BalProblem read() {
     header();
+    // A lying header must not make the reader allocate: a value takes at least two bytes
+    // of what is left of the input, and of a pipe, whose size is unknown, no more than
+    // kUnsizedReserve values are reserved (the vectors grow as values do arrive).
+    const std::optional<uint64_t> remaining = lines_.remaining_bytes();
+    max_values_ = remaining ? static_cast<size_t>(*remaining / 2 + 1) : kUnsizedReserve;
     BalProblem p;
     p.observations.reserve(std::min(num_observations_, max_values_ / 4));
     for (size_t k = 0; k < num_observations_; ++k) p.observations.push_back(observation(k));
@@ -59,7 +65,7 @@ class Reader {
     }
     if (const std::optional<Token> extra = cursor_.next())
       fail(source_, extra->line,
-           "unexpected '" + std::string(extra->text) + "' after the last point: the header (" +
+           "unexpected '" + detail::printable(extra->text) + "' after the last point: the header (" +
                counts() + ") announces nothing more");
     return p;
   }
@@ -101,11 +107,19 @@ class Reader {
     std::optional<Token> t = cursor_.next();
     if (!t)
       fail(source_, cursor_.last_line(),
-           "the file ends in " + std::string(section.name) + " " + std::to_string(k) + " after " +
-               std::to_string(v) + " of its " + std::to_string(section.size) + " values (" +
-               std::string(section.layout) + "): the header announces " + counts());
+           "expected " + std::to_string(section_count(section)) + " " + std::string(section.name) +
+               "s, the file ends after " + std::to_string(k) + " (" + std::string(section.name) +
+               " " + std::to_string(k) + " has " + std::to_string(v) + " of its " +
+               std::to_string(section.size) + " values: " + std::string(section.layout) +
+               "; the header announces " + counts() + ")");
     what_ = {&section, k, v};
     return *t;
+  }
+
+  size_t section_count(const Section& section) const {
+    return &section == &kObservation ? num_observations_
+           : &section == &kCamera    ? num_cameras_
+                                     : num_points_;
   }
 
   // The value being read, for messages: "camera 3 f". Built only for an error: formatting
@@ -141,6 +155,7 @@ class Reader {
     return o;
   }
 
+  detail::LineReader& lines_;
   detail::TokenCursor cursor_;
   std::string_view source_;
   size_t max_values_ = 0;
@@ -179,11 +194,13 @@ void check_writable(const BalProblem& p) {
 }  // namespace
 
 BalProblem parse_bal(std::string_view text, std::string_view source_name) {
-  return Reader(text, source_name).read();
+  detail::LineReader lines(text, source_name, kExpectedLine);
+  return Reader(lines).read();
 }
 
 BalProblem read_bal(const std::filesystem::path& path) {
-  return parse_bal(detail::read_file(path), path.string());
+  detail::LineReader lines(path, kExpectedLine);
+  return Reader(lines).read();
 }
 
 std::string format_bal(const BalProblem& p) {

@@ -24,6 +24,11 @@
 // per line for the cameras and the points, every number in %.17g: read(write(p)) == p
 // exactly. A problem the reader would not return (an index out of range, a non-finite
 // value) is not written: lsjit::Error says what is wrong.
+// Reading streams (text.h, LineReader): a line longer than 4096 bytes is an error at that
+// line ("the line is longer than 4096 bytes: expected a BAL line"), a UTF-8 byte order
+// mark at the start is skipped, and a path that is a directory or cannot be opened is
+// "PATH: cannot read: is a directory" / "PATH: cannot read: <strerror>". Writing goes
+// through detail::write_file_atomically, which writes only regular files (text.h).
 #pragma once
 
 #include <cstdint>

@@ -100,7 +100,7 @@ class Parser {
     const Tag* tag = find_tag(tokens[0]);
     if (!tag)
       fail(source_, line,
-           "unknown tag '" + std::string(tokens[0]) +
+           "unknown tag '" + detail::printable(tokens[0]) +
                "': expected VERTEX_SE2, EDGE_SE2, VERTEX_SE3:QUAT, EDGE_SE3:QUAT or FIX");
     tokens_ = &tokens;
     line_ = line;
@@ -425,23 +425,29 @@ std::vector<int64_t> PoseGraph::held_constant() const {
   return {*std::min_element(vertex_ids.begin(), vertex_ids.end())};
 }
 
-PoseGraph parse_g2o(std::string_view text, std::string_view source_name) {
-  Parser parser(source_name);
-  size_t line = 0, begin = 0;
-  while (begin < text.size()) {
-    size_t end = text.find('\n', begin);
-    if (end == std::string_view::npos) end = text.size();
-    ++line;
-    const std::vector<std::string_view> tokens =
-        detail::split_line(text.substr(begin, end - begin));
-    if (!tokens.empty()) parser.line(tokens, line);
-    begin = end + 1;
+namespace {
+
+constexpr std::string_view kExpectedLine = "a g2o line";
+
+PoseGraph read_lines(detail::LineReader& lines) {
+  Parser parser(lines.source());
+  while (const std::optional<std::string_view> text = lines.next()) {
+    const std::vector<std::string_view> tokens = detail::split_line(*text);
+    if (!tokens.empty()) parser.line(tokens, lines.line());
   }
-  return parser.finish(std::max<size_t>(line, 1));
+  return parser.finish(std::max<size_t>(lines.line(), 1));
+}
+
+}  // namespace
+
+PoseGraph parse_g2o(std::string_view text, std::string_view source_name) {
+  detail::LineReader lines(text, source_name, kExpectedLine);
+  return read_lines(lines);
 }
 
 PoseGraph read_g2o(const std::filesystem::path& path) {
-  return parse_g2o(detail::read_file(path), path.string());
+  detail::LineReader lines(path, kExpectedLine);
+  return read_lines(lines);
 }
 
 std::string format_g2o(const PoseGraph& g) {

@@ -39,6 +39,11 @@
 // written and read back to exactly the same numbers. A graph that the reader would not
 // return (bad dimension, size mismatch, duplicate or missing ids, non-finite numbers, an Ω
 // that is not positive definite) is not written: lsjit::Error names what is wrong.
+// Reading streams (text.h, LineReader): a line longer than 4096 bytes is an error at that
+// line ("the line is longer than 4096 bytes: expected a g2o line"), a UTF-8 byte order
+// mark at the start is skipped, and a path that is a directory or cannot be opened is
+// "PATH: cannot read: is a directory" / "PATH: cannot read: <strerror>". Writing goes
+// through detail::write_file_atomically, which writes only regular files (text.h).
 #pragma once
 
 #include <cstddef>

@@ -1,17 +1,17 @@
 #include "lsjit/runtime/io/text.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <random>
-#include <sstream>
 
 #include "lsjit/ir/error.h"
 
@@ -42,52 +42,196 @@ std::string temporary_name(const std::filesystem::path& path) {
   throw Error(path.string() + ": cannot write: " + std::strerror(error));
 }
 
+// What a file that is not a regular file is, for messages; nullptr for a regular file.
+const char* special_kind(mode_t mode) {
+  if (S_ISREG(mode)) return nullptr;
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// The file a write to `path` replaces: `path`, or the final target of the symlink it is.
+struct WriteTarget {
+  std::filesystem::path path;
+  std::optional<mode_t> mode;  // the permission bits of the existing file; nullopt: new
+};
+
+WriteTarget resolve_write_target(const std::filesystem::path& path) {
+  constexpr int kMaxLinks = 40;  // as the kernel's ELOOP limit
+  std::filesystem::path p = path;
+  for (int links = 0;; ++links) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0) {
+      if (errno == ENOENT) return {p, std::nullopt};
+      cannot_write(path, errno);
+    }
+    if (S_ISLNK(st.st_mode)) {
+      if (links == kMaxLinks) cannot_write(path, ELOOP);
+      std::error_code error;
+      const std::filesystem::path link = std::filesystem::read_symlink(p, error);
+      if (error) cannot_write(path, error.value());
+      p = link.is_absolute() || !p.has_parent_path() ? link : p.parent_path() / link;
+      continue;
+    }
+    const char* kind = special_kind(st.st_mode);
+    if (!kind) return {p, st.st_mode & 07777};
+    const std::string what = p == path ? std::string("is ") + kind
+                                       : "its target " + p.string() + " is " + kind;
+    throw Error(path.string() + ": cannot write: " + what +
+                (S_ISDIR(st.st_mode) ? "" : "; lsjit writes only regular files"));
+  }
+}
+
+// Writes all of `text` to fd; 0 or the errno of the failure.
+int write_all(int fd, std::string_view text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    done += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+// A file reader's buffer: large enough for a longest line and many more.
+constexpr size_t kReadBufferBytes = 64 * 1024;
+static_assert(kReadBufferBytes > 2 * kMaxLineBytes);
+
+constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+
 }  // namespace
 
 void fail(std::string_view source, size_t line, std::string_view what) {
   throw Error(std::string(source) + ":" + std::to_string(line) + ": " + std::string(what));
 }
 
-std::string read_file(const std::filesystem::path& path) {
-  // An ifstream opens a directory and reads it as empty, which would look like an empty file.
-  std::error_code ignored;
-  if (std::filesystem::is_directory(path, ignored))
-    throw Error(path.string() + ": cannot read: " + std::strerror(EISDIR));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string() + ": cannot read: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw Error(path.string() + ": cannot read: " + std::strerror(errno));
-  return std::move(text).str();
+std::string printable(std::string_view bytes, size_t max_chars) {
+  std::string out;
+  const size_t shown = std::min(bytes.size(), max_chars);
+  for (size_t k = 0; k < shown; ++k) {
+    const auto c = static_cast<unsigned char>(bytes[k]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  if (shown < bytes.size()) out += "...";
+  return out;
+}
+
+LineReader::LineReader(std::string_view text, std::string_view source,
+                       std::string_view expected_line)
+    : source_(source), expected_line_(expected_line), text_(text) {
+  if (text_.starts_with(kByteOrderMark)) text_.remove_prefix(kByteOrderMark.size());
+}
+
+LineReader::LineReader(const std::filesystem::path& path, std::string_view expected_line)
+    : source_(path.string()), expected_line_(expected_line) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw Error(source_ + ": cannot read: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) {
+    const int error = errno;
+    ::close(fd_);
+    throw Error(source_ + ": cannot read: " + std::strerror(error));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd_);
+    throw Error(source_ + ": cannot read: is a directory");
+  }
+  if (S_ISREG(st.st_mode)) file_size_ = static_cast<uint64_t>(st.st_size);
+  buffer_.resize(kReadBufferBytes);
+  fill();
+  if (std::string_view(buffer_.data(), end_).starts_with(kByteOrderMark)) {
+    begin_ = kByteOrderMark.size();
+    consumed_ = begin_;
+  }
+}
+
+LineReader::~LineReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool LineReader::fill() {
+  if (at_eof_) return false;
+  if (begin_ > 0) {  // keep the unread bytes, at the front
+    std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  while (true) {
+    const ssize_t n = ::read(fd_, buffer_.data() + end_, buffer_.size() - end_);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(source_ + ": cannot read: " + std::strerror(errno));
+    if (n == 0) at_eof_ = true;
+    end_ += static_cast<size_t>(n);
+    return n > 0;
+  }
+}
+
+std::optional<std::string_view> LineReader::next() {
+  const auto too_long = [this] {
+    fail(source_, line_ + 1,
+         "the line is longer than " + std::to_string(kMaxLineBytes) + " bytes: expected " +
+             expected_line_);
+  };
+  if (fd_ < 0) {
+    if (text_.empty()) return std::nullopt;
+    const size_t end = std::min(text_.find('\n'), text_.size());
+    if (end > kMaxLineBytes) too_long();
+    const std::string_view line = text_.substr(0, end);
+    text_.remove_prefix(std::min(end + 1, text_.size()));
+    ++line_;
+    return line;
+  }
+  size_t scanned = begin_;  // bytes before it hold no '\n'
+  while (true) {
+    const void* newline = std::memchr(buffer_.data() + scanned, '\n', end_ - scanned);
+    const size_t end = newline ? static_cast<const char*>(newline) - buffer_.data() : end_;
+    if (end - begin_ > kMaxLineBytes) too_long();
+    if (newline || (at_eof_ && end_ > begin_)) {
+      const std::string_view line(buffer_.data() + begin_, end - begin_);
+      const size_t taken = std::min(end + 1, end_) - begin_;
+      begin_ += taken;
+      consumed_ += taken;
+      ++line_;
+      return line;
+    }
+    if (at_eof_) return std::nullopt;
+    scanned = end_ - begin_;  // fill() moves the unread bytes to the front
+    fill();
+  }
+}
+
+std::optional<uint64_t> LineReader::remaining_bytes() const {
+  if (fd_ < 0) return text_.size();
+  if (!file_size_) return std::nullopt;
+  return *file_size_ > consumed_ ? *file_size_ - consumed_ : 0;
 }
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
   if (path.filename().empty()) throw Error(path.string() + ": cannot write: not a file name");
+  const WriteTarget target = resolve_write_target(path);
   const std::filesystem::path directory =
-      path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  const std::filesystem::path temporary = directory / temporary_name(path);
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      target.path.has_parent_path() ? target.path.parent_path() : std::filesystem::path(".");
+  const std::filesystem::path temporary = directory / temporary_name(target.path);
+  // 0666: the kernel applies the umask, as for a file that a plain open creates.
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) cannot_write(path, errno);
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int error = n < 0 ? errno : EIO;
-      ::close(fd);
-      ::unlink(temporary.c_str());
-      cannot_write(path, error);
-    }
-    done += static_cast<size_t>(n);
-  }
+  int error = target.mode && ::fchmod(fd, *target.mode) != 0 ? errno : 0;
+  if (error == 0) error = write_all(fd, text);
   // Without the fsync a crash after the rename could leave an empty file under the name.
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    const int error = errno;
-    ::unlink(temporary.c_str());
-    cannot_write(path, error);
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int error = errno;
+  if (error == 0 && ::fsync(fd) != 0) error = errno;
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error == 0 && std::rename(temporary.c_str(), target.path.c_str()) != 0) error = errno;
+  if (error != 0) {
     ::unlink(temporary.c_str());
     cannot_write(path, error);
   }
@@ -100,15 +244,21 @@ void append_double(std::string& out, double v) {
 }
 
 std::optional<Token> TokenCursor::next() {
-  while (pos_ < text_.size() && is_space(text_[pos_])) {
-    if (text_[pos_] == '\n') ++line_;
-    ++pos_;
+  while (true) {
+    size_t pos = 0;
+    while (pos < rest_.size() && is_space(rest_[pos])) ++pos;
+    if (pos < rest_.size()) {
+      size_t end = pos;
+      while (end < rest_.size() && !is_space(rest_[end])) ++end;
+      const std::string_view token = rest_.substr(pos, end - pos);
+      rest_.remove_prefix(end);
+      last_line_ = lines_.line();
+      return Token{token, last_line_};
+    }
+    const std::optional<std::string_view> line = lines_.next();
+    if (!line) return std::nullopt;
+    rest_ = *line;
   }
-  if (pos_ == text_.size()) return std::nullopt;
-  const size_t begin = pos_;
-  while (pos_ < text_.size() && !is_space(text_[pos_])) ++pos_;
-  last_line_ = line_;
-  return Token{text_.substr(begin, pos_ - begin), line_};
 }
 
 std::vector<std::string_view> split_line(std::string_view line) {
@@ -147,14 +297,14 @@ double parse_number(std::string_view token, std::string_view source, size_t line
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   const bool whole = end == digits.data() + digits.size();
   if (!whole || (ec != std::errc() && ec != std::errc::result_out_of_range))
-    fail(source, line, std::string(what) + " is '" + std::string(token) + "': expected a number");
+    fail(source, line, std::string(what) + " is '" + printable(token) + "': expected a number");
   if (ec == std::errc::result_out_of_range)
     fail(source, line,
-         std::string(what) + " is '" + std::string(token) +
+         std::string(what) + " is '" + printable(token) +
              "': expected a number within the range of a double");
   if (!std::isfinite(value))
     fail(source, line,
-         std::string(what) + " is '" + std::string(token) + "': expected a finite number");
+         std::string(what) + " is '" + printable(token) + "': expected a finite number");
   return value;
 }
 
@@ -164,7 +314,7 @@ int64_t parse_integer(std::string_view token, std::string_view source, size_t li
   int64_t value = 0;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   if (ec != std::errc() || end != digits.data() + digits.size())
-    fail(source, line, std::string(what) + " is '" + std::string(token) + "': expected an integer");
+    fail(source, line, std::string(what) + " is '" + printable(token) + "': expected an integer");
   return value;
 }
 

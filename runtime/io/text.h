@@ -1,5 +1,6 @@
-// What the g2o and BAL readers and writers share (internal to runtime/io): whole-file
-// reads, atomic writes, round-trip number formatting, strict number parsing and the
+// What the g2o and BAL readers and writers share (internal to runtime/io): bounded line
+// reading, atomic writes that refuse special files, round-trip number formatting, strict
+// number parsing, safe echoing of input bytes and the
 // "FILE:LINE: what was wrong and what was expected" error format.
 //
 // Every failure is an lsjit::Error; nothing here leaves a partial file behind.
@@ -15,15 +16,69 @@
 
 namespace lsjit::io::detail {
 
+// The longest line a reader accepts, '\n' excluded. The longest legal g2o line
+// (EDGE_SE3:QUAT: 32 tokens of at most ~25 characters in %.17g) and BAL line are far
+// shorter; a longer line is garbage (a binary file, /dev/zero) and is refused as soon as it
+// is seen, so reading takes memory bounded by this, not by the input's size.
+inline constexpr size_t kMaxLineBytes = 4096;
+
 // Throws lsjit::Error("SOURCE:LINE: what").
 [[noreturn]] void fail(std::string_view source, size_t line, std::string_view what);
 
-// The whole file, or Error("PATH: cannot read: <reason>").
-std::string read_file(const std::filesystem::path& path);
+// `bytes` for a message: control bytes, DEL and bytes >= 0x80 as \xNN, and at most
+// `max_chars` input bytes, then "..." when there were more. Not quoted.
+std::string printable(std::string_view bytes, size_t max_chars = 40);
 
-// Writes `text` to a uniquely named temporary file in path's directory, fsyncs it and
-// renames it over `path`: readers see the old file or the new one, never a part. On
-// failure the temporary file is removed and Error("PATH: cannot write: <reason>") thrown.
+// The lines of a file or of an in-memory text, one at a time. A UTF-8 byte order mark at
+// the very start is skipped. A file is read through a fixed buffer (never all at once), so
+// a pipe, /dev/stdin or /dev/zero can be read with bounded memory.
+class LineReader {
+ public:
+  // Reads `text`, which must outlive the reader; `source` names it in messages.
+  LineReader(std::string_view text, std::string_view source, std::string_view expected_line);
+  // Opens `path`: Error "PATH: cannot read: is a directory" for a directory, else
+  // "PATH: cannot read: <strerror>" when it cannot be opened.
+  // `expected_line` ("a g2o line") completes the too-long-line message.
+  LineReader(const std::filesystem::path& path, std::string_view expected_line);
+  ~LineReader();
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+
+  // The next line without its '\n', valid until the next call; nullopt at the end of the
+  // input. Throws "SOURCE:LINE: the line is longer than 4096 bytes: expected <expected_line>"
+  // and "SOURCE: cannot read: <strerror>".
+  std::optional<std::string_view> next();
+  // The 1-based number of the last line returned (0 before the first).
+  size_t line() const { return line_; }
+  const std::string& source() const { return source_; }
+  // How many more bytes the input can hold at most, when that is known (an in-memory text
+  // or a regular file): a reader bounds what it reserves on the word of a header by this.
+  std::optional<uint64_t> remaining_bytes() const;
+
+ private:
+  bool fill();  // reads more of the file into buffer_; false at its end
+
+  std::string source_;
+  std::string expected_line_;
+  int fd_ = -1;                      // the file, or -1 for an in-memory text
+  std::optional<uint64_t> file_size_;  // a regular file's size
+  uint64_t consumed_ = 0;            // bytes of the input returned as lines so far
+  std::string buffer_;               // a file's unread bytes are buffer_[begin_, end_)
+  std::string_view text_;            // an in-memory text's unread bytes
+  size_t begin_ = 0, end_ = 0;
+  bool at_eof_ = false;
+  size_t line_ = 0;
+};
+
+// Writes `text` to a uniquely named temporary file in the directory of the file that
+// `path` names and renames it over that file: readers see the old file or the new one,
+// never a part. Only regular files and new paths are written:
+//   - a symlink is followed (to any depth) and the rename goes over its final target, in
+//     the target's directory, so the link stays a link; a dangling link creates its target;
+//   - a directory, character or block device, FIFO or socket is refused, naming the path
+//     and what it is ("PATH: cannot write: is a FIFO; lsjit writes only regular files");
+//   - an existing file keeps its permission bits; a new file gets 0666 & ~umask.
+// On failure the temporary file is removed and Error("PATH: cannot write: <reason>") thrown.
 void write_file_atomically(const std::filesystem::path& path, std::string_view text);
 
 // %.17g: strtod/from_chars of the text gives back exactly `v`.
@@ -35,19 +90,19 @@ struct Token {
   size_t line = 0;
 };
 
-// Whitespace-separated tokens of a text in order; lines matter only for messages.
+// Whitespace-separated tokens of the lines of a LineReader, in order; lines matter only
+// for messages. A token is valid until the next call to next().
 class TokenCursor {
  public:
-  explicit TokenCursor(std::string_view text) : text_(text) {}
+  explicit TokenCursor(LineReader& lines) : lines_(lines) {}
   std::optional<Token> next();
   // The line of the last token returned (1 before the first): where a reader that runs
   // out of tokens reports that the file ends.
   size_t last_line() const { return last_line_; }
 
  private:
-  std::string_view text_;
-  size_t pos_ = 0;
-  size_t line_ = 1;
+  LineReader& lines_;
+  std::string_view rest_;  // the unread part of the current line
   size_t last_line_ = 1;
 };
 

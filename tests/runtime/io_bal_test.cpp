@@ -171,16 +171,17 @@ TEST_CASE("io: bal errors name the file, the line, the section and what was expe
       {observations + cameras + "1 2 3\n4 5 6\n7 8 1e400\n",
        "t.bal:10: point 2 Z is '1e400': expected a number within the range of a double"},
       {"2 3 4\n0 0 1 1\n1 0 1 1\n0 1 1 1\n",
-       "t.bal:4: the file ends in observation 3 after 0 of its 4 values (camera point x y): " +
-           counts},
+       "t.bal:4: expected 4 observations, the file ends after 3 (observation 3 has 0 of its 4 "
+       "values: camera point x y; " + counts + ")"},
       {"2 3 4\n0 0 1 1\n1 0 1 1\n0 1 1 1\n1 2\n",
-       "t.bal:5: the file ends in observation 3 after 2 of its 4 values (camera point x y): " +
-           counts},
+       "t.bal:5: expected 4 observations, the file ends after 3 (observation 3 has 2 of its 4 "
+       "values: camera point x y; " + counts + ")"},
       {observations + "1 2 3 4 5 6 7 8 9\n1 2 3 4\n",
-       "t.bal:7: the file ends in camera 1 after 4 of its 9 values (rx ry rz tx ty tz f k1 k2): " +
-           counts},
+       "t.bal:7: expected 2 cameras, the file ends after 1 (camera 1 has 4 of its 9 values: rx ry "
+       "rz tx ty tz f k1 k2; " + counts + ")"},
       {observations + cameras + "1 2 3\n4 5 6\n7\n",
-       "t.bal:10: the file ends in point 2 after 1 of its 3 values (X Y Z): " + counts},
+       "t.bal:10: expected 3 points, the file ends after 2 (point 2 has 1 of its 3 values: X Y Z; " +
+           counts + ")"},
       {observations + cameras + "1 2 3\n4 5 6\n7 8 9\n\n  extra\n",
        "t.bal:12: unexpected 'extra' after the last point: the header (2 cameras, 3 points, 4 "
        "observations) announces nothing more"},

@@ -8,6 +8,8 @@
 #include <string>
 
 #include "../support/io_checks.h"
+#include "lsjit/ir/error.h"
+#include "lsjit/runtime/io/bal.h"
 #include "lsjit/runtime/io/g2o.h"
 
 namespace {
@@ -46,4 +48,24 @@ TEST_CASE("io: g2o normalizes quaternions at the ends of the double range to uni
   std::string written;
   REQUIRE_NOTHROW(written = lsjit::io::format_g2o(g));
   lsjit::testing::check_same_graph(lsjit::io::parse_g2o(written, "written.g2o"), g);
+}
+
+TEST_CASE("io: NUL bytes and a BOM, as fuzzers write them, end in a message, not a crash") {
+  // A line of NULs was one token as long as the input; the whole input was held in memory.
+  const auto message = [](auto parse) -> std::string {
+    try {
+      parse();
+    } catch (const lsjit::Error& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  CHECK(message([] { lsjit::io::parse_g2o(std::string("VERTEX_SE2 0 0\0 0 0\n", 20), "n.g2o"); }) ==
+        "n.g2o:1: VERTEX_SE2 x is '0\\x00': expected a number");
+  CHECK(message([] { lsjit::io::parse_bal(std::string("\0\0\0", 3), "n.bal"); }) ==
+        "n.bal:1: the header's number of cameras is '\\x00\\x00\\x00': expected an integer");
+  CHECK(message([] { lsjit::io::parse_bal("\xEF\xBB\xBF" "0 0 0\n", "bom.bal"); }) == "(no error)");
+  // The BOM of a BOM-only file is skipped: it is an empty file.
+  CHECK(message([] { lsjit::io::parse_g2o("\xEF\xBB\xBF", "bom.g2o"); }) ==
+        "bom.g2o:1: no vertices: expected VERTEX_SE2 or VERTEX_SE3:QUAT lines");
 }

@@ -237,7 +237,7 @@ TEST_CASE("io: g2o read of a missing file or a directory names it") {
   } catch (const lsjit::Error& e) {
     message = e.what();
   }
-  CHECK(message == missing.parent_path().string() + ": cannot read: Is a directory");
+  CHECK(message == missing.parent_path().string() + ": cannot read: is a directory");
 }
 
 TEST_CASE("io: g2o writer refuses graphs the reader would not return") {
