@@ -207,3 +207,41 @@ TEST_CASE("lsjit cache gc --max-size and clear") {
   r = run("cache list" + f.d());
   CHECK(r.out.find("no entries") != std::string::npos);
 }
+
+namespace {
+
+// "  Final                           3.75133743e+02" from a solve summary, or "" if none.
+std::string final_cost(const std::string& summary) {
+  const size_t at = summary.find("\n  Final ");
+  if (at == std::string::npos) return "";
+  const size_t begin = summary.find_first_not_of(' ', at + 9);
+  return summary.substr(begin, summary.find('\n', begin) - begin);
+}
+
+}  // namespace
+
+TEST_CASE("planted machine code in the cache: lsjit solve and cache verify never run it") {
+  TempDir dir("cli_planted");
+  const std::string graph = std::string(LSJIT_SOURCE_DIR) + "/data/pose_graph_se3_500.g2o";
+  const fs::path cache = dir / "cache", clean = dir / "clean", marker = dir / "planted-code-ran";
+  Run reference = lsjit::testing::run_cli("solve " + graph, "LSJIT_CACHE_DIR=" + clean.string());
+  REQUIRE(reference.exit_code == 0);
+  REQUIRE(!final_cost(reference.out).empty());
+  REQUIRE(lsjit::testing::run_cli("solve " + graph, "LSJIT_CACHE_DIR=" + cache.string()).exit_code == 0);
+  fs::create_directories(dir / "work");
+  REQUIRE(plant_marker_objects(cache, marker, dir / "work") > 0);
+
+  Run r = run("cache verify --dir " + cache.string());
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("unauthenticated") != std::string::npos);
+  CHECK_MESSAGE(!fs::exists(marker), "cache verify linked or ran the planted object");
+
+  r = lsjit::testing::run_cli("solve " + graph, "LSJIT_CACHE_DIR=" + cache.string());
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(final_cost(r.out) == final_cost(reference.out));
+  CHECK(r.out.find("lsjit: warning: kernel cache entry") != std::string::npos);
+  CHECK(r.out.find("unauthenticated") != std::string::npos);
+  CHECK_MESSAGE(!fs::exists(marker), "lsjit solve linked or ran the planted object");
+}

@@ -225,3 +225,36 @@ TEST_CASE("cache + LLVM: lookup_modes compiles the modes concurrently - each exa
   CHECK(cache.stats().recompiles == 0);
   CHECK(log.str().empty());
 }
+
+TEST_CASE("cache + LLVM: planted machine code with a valid checksum but no key is never run") {
+  TempDir dir("llvm_planted");
+  const ir::Trace t = trace_two_vars();
+  std::ostringstream log1, log2, log3;
+  {
+    KernelCache cache(with_dir(dir.path, log1));
+    for (KernelMode mode : kAllModes) cache.get(t, mode);
+  }
+  const fs::path marker = dir / "planted-code-ran";
+  fs::create_directories(dir / "work");
+  CHECK(plant_marker_objects(dir.path, marker, dir / "work") == 3);
+  {
+    KernelCache cache(with_dir(dir.path, log2));
+    for (KernelMode mode : kAllModes) {
+      CAPTURE(mode_name(mode));
+      const auto l = cache.lookup(t, mode);
+      CHECK(l.source == KernelSource::Compiled);
+      check_against_reference(*l.kernel, t, mode);
+    }
+    CHECK(cache.stats().bad_disk_entries == 3);
+  }
+  CHECK_MESSAGE(!fs::exists(marker), "the planted object was linked or run");
+  const std::string log = log2.str();
+  CAPTURE(log);
+  CHECK(count_lines(log, "warning") == 3);
+  CHECK(count_lines(log, "is unauthenticated") == 3);
+  // The entries were rewritten with a good tag: the next cache loads them silently.
+  KernelCache cache(with_dir(dir.path, log3));
+  for (KernelMode mode : kAllModes) CHECK(cache.lookup(t, mode).source == KernelSource::Disk);
+  CHECK(log3.str().empty());
+  CHECK(!fs::exists(marker));
+}

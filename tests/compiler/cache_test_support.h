@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "lsjit/compiler/disk_cache.h"
 #include "lsjit/compiler/kernel_cache.h"
 #include "lsjit/ir/error.h"
 #include "lsjit/ir/sym.h"
@@ -150,5 +152,47 @@ struct FakeCache {
   }
   KernelCache* operator->() { return cache.get(); }
 };
+
+}  // namespace lsjit::cache_testing
+
+namespace lsjit::cache_testing {
+
+// --- the attack on the disk cache: machine code planted by someone who can write the
+// directory but does not hold the user's key.
+
+// A relocatable object, built by the compiler that built the tests (LSJIT_TEST_CXX), that
+// creates `marker` both from a static constructor (run if the object is ever linked with
+// its initializers) and from a function named `symbol` (run if the kernel is ever called).
+inline std::string marker_object(const std::string& symbol, const fs::path& marker,
+                                 const fs::path& work_dir) {
+  const fs::path source = work_dir / (symbol + ".cpp"), object = work_dir / (symbol + ".o");
+  write_bytes(source, "#include <fcntl.h>\n#include <unistd.h>\n"
+                      "static void mark() { int fd = ::open(\"" + marker.string() +
+                          "\", O_WRONLY | O_CREAT, 0644); if (fd >= 0) ::close(fd); }\n"
+                      "__attribute__((constructor)) static void at_load() { mark(); }\n"
+                      "extern \"C\" void " + symbol + "(const void*) { mark(); }\n");
+  const std::string command = std::string(LSJIT_TEST_CXX) + " -c -fPIC -O1 -o " + object.string() +
+                              " " + source.string();
+  REQUIRE_MESSAGE(std::system(command.c_str()) == 0, command);
+  return read_bytes(object);
+}
+
+// Replaces the object code of every entry in `dir` by marker_object(its symbol), and
+// re-encodes it with a valid checksum (StableHasher is public) but signed with a key that is
+// not the directory's: what an attacker who can write the directory but not read the key
+// file can do. Returns how many entries it rewrote.
+inline size_t plant_marker_objects(const fs::path& dir, const fs::path& marker, const fs::path& work_dir) {
+  size_t planted = 0;
+  const compiler::DiskCache disk(dir);
+  for (const auto& f : disk.list()) {
+    compiler::DecodeResult r = compiler::DiskCache::read_file(f.path);
+    REQUIRE(r.status == compiler::EntryStatus::Ok);
+    compiler::DiskEntry e = *r.entry;
+    e.object_code = marker_object(e.symbol, marker, work_dir);
+    write_bytes(f.path, compiler::encode_entry(e));
+    ++planted;
+  }
+  return planted;
+}
 
 }  // namespace lsjit::cache_testing
