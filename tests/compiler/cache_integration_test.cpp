@@ -109,7 +109,7 @@ TEST_CASE("cache + LLVM: compile once / hit memory / then disk in a second cache
 
   // The stored IR text is the mode graph, and parses back.
   for (const auto& f : DiskCache(dir.path).list()) {
-    const DecodeResult r = DiskCache::read_file(f.path);
+    const DecodeResult r = read_entry_file(f.path);
     REQUIRE(r.status == EntryStatus::Ok);
     const ir::Trace parsed = ir::parse(r.entry->ir_text);
     CHECK(parsed.signature.name == "two_vars");
@@ -153,12 +153,12 @@ TEST_CASE("cache + LLVM: a valid entry with an object that does not define the s
   const auto k = probe.get(t, KernelMode::Residual);
   // An entry for `t`'s key holding the object of another cost (another symbol inside).
   const auto other = probe.get(trace_scaled(2.0), KernelMode::Residual);
-  const DecodeResult o = DiskCache(dir.path / "probe").read(other->key.hash);
+  const DecodeResult o = read_entry(DiskCache(dir.path / "probe"), other->key.hash);
   REQUIRE(o.status == EntryStatus::Ok);
   DiskEntry forged = *o.entry;
   forged.key = k->key;
   forged.symbol = k->symbol;
-  DiskCache(dir.path).write(forged);
+  write_entry(DiskCache(dir.path), forged);
 
   KernelCache cache(with_dir(dir.path, log));
   const auto l = cache.lookup(t, KernelMode::Residual);

@@ -157,6 +157,34 @@ struct FakeCache {
 
 namespace lsjit::cache_testing {
 
+// --- entries as the cache reads and writes them, with the directory's key (made if missing).
+inline compiler::AuthKey dir_key(const compiler::DiskCache& disk) {
+  const compiler::KeyResult k = disk.auth_key(true);
+  REQUIRE_MESSAGE(k.key.has_value(), k.refusal);
+  return *k.key;
+}
+inline compiler::DecodeResult read_entry(const compiler::DiskCache& disk, const Hash128& id) {
+  const compiler::AuthKey key = dir_key(disk);
+  return disk.read(id, &key);
+}
+inline compiler::DecodeResult read_entry_file(const fs::path& path) {
+  const compiler::AuthKey key = dir_key(compiler::DiskCache(path.parent_path()));
+  return compiler::DiskCache::read_file(path, &key);
+}
+inline void write_entry(const compiler::DiskCache& disk, const compiler::DiskEntry& e) {
+  disk.write(e, dir_key(disk));
+}
+inline std::string encode_for(const compiler::DiskCache& disk, const compiler::DiskEntry& e) {
+  return compiler::encode_entry(e, dir_key(disk));
+}
+
+// A fixed key for tests of the format alone.
+inline compiler::AuthKey test_key(unsigned char fill = 7) {
+  compiler::AuthKey k{};
+  k.fill(fill);
+  return k;
+}
+
 // --- the attack on the disk cache: machine code planted by someone who can write the
 // directory but does not hold the user's key.
 
@@ -185,11 +213,13 @@ inline size_t plant_marker_objects(const fs::path& dir, const fs::path& marker, 
   size_t planted = 0;
   const compiler::DiskCache disk(dir);
   for (const auto& f : disk.list()) {
-    compiler::DecodeResult r = compiler::DiskCache::read_file(f.path);
+    compiler::DecodeResult r = read_entry_file(f.path);
     REQUIRE(r.status == compiler::EntryStatus::Ok);
     compiler::DiskEntry e = *r.entry;
     e.object_code = marker_object(e.symbol, marker, work_dir);
-    write_bytes(f.path, compiler::encode_entry(e));
+    compiler::AuthKey attackers_key{};
+    attackers_key.fill(0x5a);
+    write_bytes(f.path, compiler::encode_entry(e, attackers_key));
     ++planted;
   }
   return planted;
