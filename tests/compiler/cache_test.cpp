@@ -848,3 +848,14 @@ TEST_CASE("kernel cache: only traced-stage costs are accepted") {
   t.stage = ir::Stage::Simplified;
   CHECK_THROWS_AS(c->get(t, KernelMode::Residual), lsjit::Error);
 }
+
+TEST_CASE("disk format: the fuzzer's seed entries are current (tests/fuzz/corpus/cache_entry)") {
+  // fuzz_cache_entry.cpp's key; a format change must come with new seeds, or the fuzzer
+  // would start from entries that no longer reach the payload parser.
+  const AuthKey fuzz_key = test_key(0x42);
+  const fs::path seeds = fs::path(LSJIT_SOURCE_DIR) / "tests/fuzz/corpus/cache_entry";
+  CHECK(decode_entry(read_bytes(seeds / "valid.lsjitk"), &fuzz_key).status == EntryStatus::Ok);
+  CHECK(decode_entry(read_bytes(seeds / "empty_fields.lsjitk"), &fuzz_key).status == EntryStatus::Ok);
+  CHECK(decode_entry(read_bytes(seeds / "bad_other_key.lsjitk"), &fuzz_key).status ==
+        EntryStatus::Unauthenticated);
+}
