@@ -399,9 +399,12 @@ void create_key_file(const fs::path& dir, const fs::path& path) {
   AuthKey key{};
   init_sodium();
   randombytes_buf(key.data(), key.size());
+  // Unique per thread too: two threads of one process may both find no key.
+  static std::atomic<uint64_t> key_attempts{0};
   char suffix[64];
-  std::snprintf(suffix, sizeof suffix, ".tmp.%ld.%016llx", static_cast<long>(::getpid()),
-                static_cast<unsigned long long>(process_random()));
+  std::snprintf(suffix, sizeof suffix, ".tmp.%ld.%016llx.%llu", static_cast<long>(::getpid()),
+                static_cast<unsigned long long>(process_random()),
+                static_cast<unsigned long long>(key_attempts.fetch_add(1)));
   const fs::path temp = dir / (std::string(kAuthKeyFileName) + suffix);
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
