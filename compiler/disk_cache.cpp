@@ -15,6 +15,8 @@
 #include <cstring>
 #include <random>
 
+#include <sodium.h>
+
 #include "lsjit/ir/error.h"
 
 namespace lsjit::compiler {
@@ -24,6 +26,8 @@ namespace {
 
 constexpr size_t kHeaderSize = 8 + 4 + 8;
 constexpr size_t kChecksumSize = 16;
+static_assert(kAuthKeySize == crypto_generichash_KEYBYTES);
+static_assert(kAuthTagSize == crypto_generichash_BYTES);
 constexpr uint32_t kNumTimes = 7;
 
 void put_u32(std::string& out, uint32_t v) {
@@ -75,6 +79,18 @@ Hash128 checksum(std::string_view bytes) {
   return h.finish();
 }
 
+void init_sodium() {
+  if (sodium_init() < 0) throw Error("kernel cache: libsodium failed to initialize");
+}
+
+std::array<unsigned char, kAuthTagSize> auth_tag(std::string_view bytes, const AuthKey& key) {
+  init_sodium();
+  std::array<unsigned char, kAuthTagSize> tag{};
+  crypto_generichash(tag.data(), tag.size(), reinterpret_cast<const unsigned char*>(bytes.data()),
+                     bytes.size(), key.data(), key.size());
+  return tag;
+}
+
 bool is_hex_id(std::string_view s) {
   if (s.size() != 32) return false;
   for (char c : s)
@@ -115,6 +131,17 @@ void fsync_dir(const fs::path& dir) {
   ::close(fd);
 }
 
+// Whether the file starts with the cache's magic number (so `clear` removes only entries,
+// not look-alike names with other content).
+bool starts_with_magic(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  char head[kDiskMagic.size()];
+  const ssize_t n = ::read(fd, head, sizeof head);
+  ::close(fd);
+  return n == static_cast<ssize_t>(sizeof head) && std::string_view(head, sizeof head) == kDiskMagic;
+}
+
 }  // namespace
 
 std::string_view entry_status_name(EntryStatus status) {
@@ -126,12 +153,14 @@ std::string_view entry_status_name(EntryStatus status) {
     case EntryStatus::ForeignVersion: return "foreign format version";
     case EntryStatus::Truncated: return "truncated";
     case EntryStatus::Corrupt: return "corrupt";
+    case EntryStatus::Unauthenticated: return "unauthenticated";
     case EntryStatus::Malformed: return "malformed";
+    case EntryStatus::Untrusted: return "untrusted";
   }
   return "?";
 }
 
-std::string encode_entry(const DiskEntry& e) {
+std::string encode_entry(const DiskEntry& e, const AuthKey& key) {
   std::string payload;
   put_str(payload, e.key.id());
   put_u32(payload, static_cast<uint32_t>(e.key.parts.size()));
@@ -148,7 +177,7 @@ std::string encode_entry(const DiskEntry& e) {
   put_str(payload, e.object_code);
 
   std::string out;
-  out.reserve(kHeaderSize + payload.size() + kChecksumSize);
+  out.reserve(kHeaderSize + payload.size() + kChecksumSize + kAuthTagSize);
   out.append(kDiskMagic);
   put_u32(out, kDiskFormatVersion);
   put_u64(out, payload.size());
@@ -156,10 +185,12 @@ std::string encode_entry(const DiskEntry& e) {
   const Hash128 sum = checksum(out);
   put_u64(out, sum.hi);
   put_u64(out, sum.lo);
+  const auto tag = auth_tag(out, key);
+  out.append(reinterpret_cast<const char*>(tag.data()), tag.size());
   return out;
 }
 
-DecodeResult decode_entry(std::string_view bytes) {
+DecodeResult decode_entry(std::string_view bytes, const AuthKey* key) {
   DecodeResult r;
   auto fail = [&](EntryStatus s, std::string message) {
     r.status = s;
@@ -181,17 +212,27 @@ DecodeResult decode_entry(std::string_view bytes) {
                                                  std::to_string(kDiskFormatVersion));
   const uint64_t payload_size = get_le(bytes, 12, 8);
   const uint64_t available = bytes.size() - kHeaderSize;
-  if (payload_size > available || available - payload_size < kChecksumSize)
+  constexpr size_t kTrailer = kChecksumSize + kAuthTagSize;
+  if (payload_size > available || available - payload_size < kTrailer)
     return fail(EntryStatus::Truncated,
-                "the header announces " + std::to_string(kHeaderSize + payload_size + kChecksumSize) +
+                "the header announces " + std::to_string(kHeaderSize + payload_size + kTrailer) +
                     " bytes, the file has " + std::to_string(bytes.size()));
-  if (available - payload_size > kChecksumSize)
-    return fail(EntryStatus::Corrupt, std::to_string(available - payload_size - kChecksumSize) +
-                                          " bytes follow the checksum");
+  if (available - payload_size > kTrailer)
+    return fail(EntryStatus::Corrupt, std::to_string(available - payload_size - kTrailer) +
+                                          " bytes follow the authentication tag");
   const size_t end = kHeaderSize + payload_size;
   const Hash128 stored{get_le(bytes, end, 8), get_le(bytes, end + 8, 8)};
   if (!(checksum(bytes.substr(0, end)) == stored))
     return fail(EntryStatus::Corrupt, "checksum mismatch");
+  if (!key)
+    return fail(EntryStatus::Unauthenticated,
+                "the directory has no key file " + std::string(kAuthKeyFileName) +
+                    ", so no entry in it can be authenticated");
+  const auto tag = auth_tag(bytes.substr(0, end + kChecksumSize), *key);
+  if (sodium_memcmp(tag.data(), bytes.data() + end + kChecksumSize, kAuthTagSize) != 0)
+    return fail(EntryStatus::Unauthenticated,
+                "its authentication tag was not made with this user's key (written by someone "
+                "else, or for another key)");
 
   Reader in{bytes.substr(kHeaderSize, payload_size)};
   DiskEntry e;
@@ -283,18 +324,159 @@ fs::path DiskCache::entry_path(const Hash128& id) const {
   return dir_ / (id.hex() + std::string(kEntryExtension));
 }
 
-DecodeResult DiskCache::read_file(const fs::path& path) {
-  DecodeResult r;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+DirectoryCheck DiskCache::check_directory() const {
+  const std::string d = dir_.string();
+  struct stat st {};
+  if (::stat(dir_.c_str(), &st) != 0) {
+    const int e = errno;
+    if (e == ENOENT) return {DirectoryStatus::Missing, "kernel cache directory '" + d + "' does not exist"};
+    if (e == ENOTDIR)
+      return {DirectoryStatus::NotADirectory,
+              "kernel cache directory '" + d + "': a parent of it is not a directory; choose another "
+              "LSJIT_CACHE_DIR"};
+    return {DirectoryStatus::Unreadable, "kernel cache directory '" + d + "': " + errno_text(e)};
+  }
+  if (!S_ISDIR(st.st_mode))
+    return {DirectoryStatus::NotADirectory,
+            "kernel cache directory '" + d + "' is not a directory; choose another LSJIT_CACHE_DIR"};
+  if (st.st_uid != ::geteuid())
+    return {DirectoryStatus::Untrusted,
+            "kernel cache directory '" + d + "' is owned by another user (uid " +
+                std::to_string(st.st_uid) + "), who could plant code in it; choose another "
+                "LSJIT_CACHE_DIR"};
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    return {DirectoryStatus::Untrusted,
+            "kernel cache directory '" + d + "' is writable by " +
+                ((st.st_mode & S_IWOTH) ? "others" : "its group") +
+                ", who could plant code in it; run `chmod 700 " + d +
+                "` or choose another LSJIT_CACHE_DIR"};
+  if (::access(dir_.c_str(), R_OK | X_OK) != 0)
+    return {DirectoryStatus::Unreadable, "kernel cache directory '" + d + "': " + errno_text(errno)};
+  return {DirectoryStatus::Trusted, ""};
+}
+
+namespace {
+
+// Reads the key file, refusing anything but a regular 0600 file of the user of exactly the
+// key's size. nullopt with an empty `refusal` when there is none.
+std::optional<AuthKey> read_key_file(const fs::path& path, std::string& refusal) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  const std::string fix = "; remove it (the cache makes a new key and rewrites its entries) or "
+                          "choose another LSJIT_CACHE_DIR";
   if (fd < 0) {
     const int e = errno;
-    r.status = e == ENOENT || e == ENOTDIR ? EntryStatus::Missing : EntryStatus::Unreadable;
-    r.message = errno_text(e);
+    if (e != ENOENT)
+      refusal = "kernel cache key file '" + path.string() + "' cannot be opened (" +
+                (e == ELOOP ? std::string("it is a symbolic link") : errno_text(e)) + ")" + fix;
+    return std::nullopt;
+  }
+  struct stat st {};
+  AuthKey key{};
+  ssize_t n = -1;
+  if (::fstat(fd, &st) != 0) refusal = errno_text(errno);
+  else if (!S_ISREG(st.st_mode)) refusal = "it is not a regular file";
+  else if (st.st_uid != ::geteuid()) refusal = "it is owned by another user (uid " + std::to_string(st.st_uid) + ")";
+  else if ((st.st_mode & 07777) != 0600) {
+    char mode[16];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    refusal = std::string("its mode is ") + mode + ", not 0600";
+  } else if (st.st_size != static_cast<off_t>(kAuthKeySize))
+    refusal = "it has " + std::to_string(st.st_size) + " bytes, not " + std::to_string(kAuthKeySize);
+  else if ((n = ::read(fd, key.data(), key.size())) != static_cast<ssize_t>(key.size()))
+    refusal = n < 0 ? errno_text(errno) : "it is shorter than it says";
+  ::close(fd);
+  if (!refusal.empty()) {
+    refusal = "kernel cache key file '" + path.string() + "' is refused: " + refusal + fix;
+    return std::nullopt;
+  }
+  return key;
+}
+
+// Makes a new key file atomically: a 0600 temporary file (O_EXCL|O_NOFOLLOW) gets the key
+// and is then linked to the key's name, which fails if another process made one first (its
+// key is then the one read back).
+void create_key_file(const fs::path& dir, const fs::path& path) {
+  AuthKey key{};
+  init_sodium();
+  randombytes_buf(key.data(), key.size());
+  // Unique per thread too: two threads of one process may both find no key.
+  static std::atomic<uint64_t> key_attempts{0};
+  char suffix[64];
+  std::snprintf(suffix, sizeof suffix, ".tmp.%ld.%016llx.%llu", static_cast<long>(::getpid()),
+                static_cast<unsigned long long>(process_random()),
+                static_cast<unsigned long long>(key_attempts.fetch_add(1)));
+  const fs::path temp = dir / (std::string(kAuthKeyFileName) + suffix);
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    throw Error("kernel cache directory '" + dir.string() + "': cannot create its key file: " +
+                errno_text(errno));
+  const bool written = ::fchmod(fd, 0600) == 0 &&  // the umask may have removed bits; not added any
+                       ::write(fd, key.data(), key.size()) == static_cast<ssize_t>(key.size()) &&
+                       ::fsync(fd) == 0;
+  const int e = errno;
+  ::close(fd);
+  sodium_memzero(key.data(), key.size());
+  if (!written || (::link(temp.c_str(), path.c_str()) != 0 && errno != EEXIST)) {
+    const int e2 = written ? errno : e;
+    ::unlink(temp.c_str());
+    throw Error("kernel cache directory '" + dir.string() + "': cannot create its key file: " +
+                errno_text(e2));
+  }
+  ::unlink(temp.c_str());
+  fsync_dir(dir);
+}
+
+}  // namespace
+
+KeyResult DiskCache::auth_key(bool create) const {
+  KeyResult r;
+  DirectoryCheck check = check_directory();
+  if (check.status == DirectoryStatus::Missing && create) {
+    std::error_code ec;
+    if (dir_.has_parent_path()) fs::create_directories(dir_.parent_path(), ec);
+    if (::mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST)
+      throw Error("kernel cache directory '" + dir_.string() + "': cannot create it: " + errno_text(errno));
+    check = check_directory();
+  }
+  if (check.status == DirectoryStatus::Missing) return r;
+  if (check.status != DirectoryStatus::Trusted) {
+    r.refusal = check.message;
+    return r;
+  }
+  const fs::path path = dir_ / kAuthKeyFileName;
+  r.key = read_key_file(path, r.refusal);
+  if (!r.key && r.refusal.empty() && create) {
+    create_key_file(dir_, path);
+    r.key = read_key_file(path, r.refusal);
+  }
+  return r;
+}
+
+DecodeResult DiskCache::read_file(const fs::path& path, const AuthKey* key) {
+  DecodeResult r;
+  // O_NOFOLLOW: a symlink in an entry's place is refused, not followed; O_NONBLOCK: a FIFO
+  // planted there does not hang the open (fstat then refuses it).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) {
+    const int e = errno;
+    r.status = e == ENOENT || e == ENOTDIR ? EntryStatus::Missing
+               : e == ELOOP                ? EntryStatus::Untrusted
+                                           : EntryStatus::Unreadable;
+    r.message = e == ELOOP ? "it is a symbolic link" : errno_text(e);
+    return r;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
+    const int e = errno;
+    r.status = EntryStatus::Untrusted;
+    r.message = st.st_mode == 0            ? errno_text(e)
+                : !S_ISREG(st.st_mode)     ? std::string("it is not a regular file")
+                                           : "it is owned by another user (uid " + std::to_string(st.st_uid) + ")";
+    ::close(fd);
     return r;
   }
   std::string bytes;
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && st.st_size > 0) bytes.reserve(static_cast<size_t>(st.st_size));
+  if (st.st_size > 0) bytes.reserve(static_cast<size_t>(st.st_size));
   char buf[1 << 16];
   for (;;) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
@@ -310,7 +492,7 @@ DecodeResult DiskCache::read_file(const fs::path& path) {
     bytes.append(buf, static_cast<size_t>(n));
   }
   ::close(fd);
-  DecodeResult r2 = decode_entry(bytes);
+  DecodeResult r2 = decode_entry(bytes, key);
   const std::string name = path.filename().string();
   if (r2.status == EntryStatus::Ok && is_entry_name(name) && name.substr(0, 32) != r2.entry->key.id()) {
     r2.status = EntryStatus::Malformed;
@@ -320,21 +502,24 @@ DecodeResult DiskCache::read_file(const fs::path& path) {
   return r2;
 }
 
-DecodeResult DiskCache::read(const Hash128& id) const {
+DecodeResult DiskCache::read(const Hash128& id, const AuthKey* key) const {
   const fs::path path = entry_path(id);
-  DecodeResult r = read_file(path);
-  if (r.status == EntryStatus::Ok) ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // LRU
+  DecodeResult r = read_file(path, key);
+  if (r.status == EntryStatus::Ok) ::utimensat(AT_FDCWD, path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);  // LRU
   return r;
 }
 
-void DiskCache::write(const DiskEntry& entry) const {
+void DiskCache::write(const DiskEntry& entry, const AuthKey& key) const {
   auto fail = [&](const std::string& what, int e) {
     throw Error("kernel cache directory '" + dir_.string() + "': " + what + ": " + errno_text(e));
   };
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec) fail("cannot create it", ec.value());
-  const std::string bytes = encode_entry(entry);
+  const fs::path target = entry_path(entry.key.hash);
+  struct stat st {};
+  if (::lstat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+    throw EntryBlocked("kernel cache entry '" + target.string() +
+                       "' is taken by something that is not a regular file; that kernel is not "
+                       "stored (remove it to let the cache store it)");
+  const std::string bytes = encode_entry(entry, key);
   static std::atomic<uint64_t> counter{0};
   const std::string id = entry.key.id();
   int fd = -1;
@@ -344,7 +529,7 @@ void DiskCache::write(const DiskEntry& entry) const {
     std::snprintf(suffix, sizeof suffix, "%ld.%016llx", static_cast<long>(::getpid()),
                   static_cast<unsigned long long>(process_random() + counter.fetch_add(1) * 0x9e3779b97f4a7c15ull));
     temp = dir_ / ("." + id + std::string(kEntryExtension) + ".tmp." + suffix);
-    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 && (errno != EEXIST || attempt > 100)) fail("cannot create a file in it", errno);
   }
   auto abandon = [&](const std::string& what) {
@@ -368,9 +553,12 @@ void DiskCache::write(const DiskEntry& entry) const {
     ::unlink(temp.c_str());
     fail("cannot write an entry", e);
   }
-  if (::rename(temp.c_str(), entry_path(entry.key.hash).c_str()) != 0) {
+  if (::rename(temp.c_str(), target.c_str()) != 0) {
     const int e = errno;
     ::unlink(temp.c_str());
+    if (e == EISDIR || e == ENOTEMPTY || e == EEXIST)  // a directory appeared in its place
+      throw EntryBlocked("kernel cache entry '" + target.string() + "' cannot be replaced (" +
+                         errno_text(e) + "); that kernel is not stored");
     fail("cannot rename an entry into place", e);
   }
   fsync_dir(dir_);
@@ -382,7 +570,8 @@ std::vector<DiskCache::FileInfo> DiskCache::list() const {
   for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (!is_entry_name(name)) continue;
-    std::error_code e1, e2;
+    std::error_code e0, e1, e2;
+    if (!it->is_regular_file(e0) || it->is_symlink(e0)) continue;
     const uint64_t size = it->file_size(e1);
     const auto mtime = it->last_write_time(e2);
     if (e1 || e2) continue;  // removed meanwhile
@@ -442,7 +631,10 @@ DiskCache::RemoveResult DiskCache::clear() const {
   std::vector<fs::path> doomed;
   for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if ((is_entry_name(name) || is_temp_name(name)) && it->is_regular_file()) doomed.push_back(it->path());
+    std::error_code e;
+    if (it->is_symlink(e) || !it->is_regular_file(e)) continue;
+    if (is_temp_name(name) || (is_entry_name(name) && starts_with_magic(it->path())))
+      doomed.push_back(it->path());
   }
   for (const fs::path& p : doomed) {
     std::error_code e1, e2;

@@ -1,7 +1,7 @@
 // The on-disk kernel cache: one file per compiled kernel in one directory, named
 // <id>.lsjitk, where <id> is the 32-hex-digit hash of the cache key (cache_key.h).
 //
-// File format, version 1 (all integers little endian; str = u64 byte length + bytes):
+// File format, version 2 (all integers little endian; str = u64 byte length + bytes):
 //   offset 0   8 bytes  magic "\x89LSJITKC"
 //          8   u32      format version (kDiskFormatVersion)
 //         12   u64      payload size P
@@ -18,10 +18,19 @@
 //                         str  IR text of the mode graph (ir/printer.h)
 //                         str  object code (a relocatable ELF object for the host)
 //     20 + P   16 bytes checksum: StableHasher over bytes [0, 20 + P) as one string,
-//                       Hash128 hi then lo
+//                       Hash128 hi then lo (detects accidents; anyone can compute it)
+//     36 + P   32 bytes tag: keyed BLAKE2b-256 (libsodium crypto_generichash) over bytes
+//                       [0, 36 + P), keyed with the directory's AuthKey
 // and nothing after it. A reader checks, in this order: magic, version, size (truncated or
-// trailing bytes), checksum, payload structure and the id. Any failure is a bad entry,
-// never loaded.
+// trailing bytes), checksum, tag (in constant time), payload structure and the id. Any
+// failure is a bad entry, never loaded. Version 1 files (no tag) are ForeignVersion.
+//
+// Trust (docs/compiler.md, "Trust"): the directory must be a directory owned by the
+// effective user and not writable by group or others; it is created with mode 0700. The
+// key is 32 random bytes in <dir>/.lsjit-auth-key, a regular file owned by the user with
+// mode 0600 and exactly 32 bytes, created atomically (a 0600 O_EXCL temporary file linked
+// into place). Entry files are opened with O_NOFOLLOW and checked on the open descriptor:
+// a regular file owned by the user, else EntryStatus::Untrusted.
 //
 // Writes are atomic: the bytes go to a uniquely named temporary file in the same
 // directory (.<id>.lsjitk.tmp.<pid>.<random>), which is fsync'ed and renamed over the
@@ -32,6 +41,7 @@
 // Hits refresh the file's modification time, so gc() removes the least recently used.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -41,12 +51,19 @@
 
 #include "lsjit/compiler/cache_key.h"
 #include "lsjit/compiler/codegen.h"
+#include "lsjit/ir/error.h"
 
 namespace lsjit::compiler {
 
-inline constexpr uint32_t kDiskFormatVersion = 1;
+inline constexpr uint32_t kDiskFormatVersion = 2;
 inline constexpr std::string_view kDiskMagic{"\x89LSJITKC", 8};
 inline constexpr std::string_view kEntryExtension = ".lsjitk";
+inline constexpr std::string_view kAuthKeyFileName = ".lsjit-auth-key";
+inline constexpr size_t kAuthKeySize = 32;
+inline constexpr size_t kAuthTagSize = 32;
+
+// The per-directory secret that authenticates entries.
+using AuthKey = std::array<unsigned char, kAuthKeySize>;
 
 struct DiskEntry {
   CacheKey key;
@@ -56,7 +73,7 @@ struct DiskEntry {
   std::string object_code;
 };
 
-std::string encode_entry(const DiskEntry& entry);
+std::string encode_entry(const DiskEntry& entry, const AuthKey& key);
 
 enum class EntryStatus {
   Ok,
@@ -66,8 +83,12 @@ enum class EntryStatus {
   ForeignVersion,  // another format version
   Truncated,       // shorter than its header says
   Corrupt,         // checksum mismatch or trailing bytes
-  Malformed,       // checksum fine but the payload does not parse, or the stored id is not
+  Unauthenticated, // checksum fine but the tag is not the one `key` makes (or no key):
+                   // written by someone without the user's key; never loaded
+  Malformed,       // authenticated but the payload does not parse, or the stored id is not
                    // the file's name
+  Untrusted,       // not a regular file owned by the effective user (a symlink, a
+                   // directory, another user's file); not read
 };
 std::string_view entry_status_name(EntryStatus status);
 
@@ -76,7 +97,8 @@ struct DecodeResult {
   std::string message;             // why, for anything but Ok
   std::optional<DiskEntry> entry;  // when Ok
 };
-DecodeResult decode_entry(std::string_view bytes);
+// `key` nullptr: no key exists, so nothing can be authenticated (Unauthenticated).
+DecodeResult decode_entry(std::string_view bytes, const AuthKey* key);
 
 // The directory the cache uses unless told otherwise: $LSJIT_CACHE_DIR if set and not
 // empty, else $XDG_CACHE_HOME/lsjit if that is an absolute path, else $HOME/.cache/lsjit;
@@ -88,18 +110,51 @@ std::optional<std::filesystem::path> default_cache_dir();
 std::optional<uint64_t> parse_size(std::string_view text);
 std::string format_size(uint64_t bytes);  // "12.3 MiB"
 
+enum class DirectoryStatus {
+  Trusted,
+  Missing,        // nothing at the path (the cache creates it on its first write)
+  NotADirectory,
+  Unreadable,     // stat or opening it failed (permissions of a parent, I/O error)
+  Untrusted,      // owned by another user, or writable by group or others
+};
+struct DirectoryCheck {
+  DirectoryStatus status = DirectoryStatus::Missing;
+  std::string message;  // for anything but Trusted: what is wrong, naming the path, and the fix
+};
+
+// The key of a trusted directory. `key` is set on success; otherwise `refusal` says why the
+// directory or key file is refused (with the fix), or is empty when there is simply no key
+// yet (the directory or its key file does not exist and creation was not asked for).
+struct KeyResult {
+  std::optional<AuthKey> key;
+  std::string refusal;
+};
+
+// An entry's path is occupied by something the cache will not replace (a directory, ...):
+// that key cannot be stored, every other key can.
+struct EntryBlocked : Error {
+  using Error::Error;
+};
+
 class DiskCache {
  public:
-  explicit DiskCache(std::filesystem::path directory);
+  explicit DiskCache(std::filesystem::path directory);  // no I/O
   const std::filesystem::path& directory() const { return dir_; }
   std::filesystem::path entry_path(const Hash128& id) const;
 
-  // Reads and checks the entry `id`. On Ok, refreshes its modification time.
-  DecodeResult read(const Hash128& id) const;
-  static DecodeResult read_file(const std::filesystem::path& path);
-  // Writes atomically (see above). Creates the directory if needed. Throws lsjit::Error
-  // (naming the directory and the system's reason) if it cannot.
-  void write(const DiskEntry& entry) const;
+  DirectoryCheck check_directory() const;
+  // check_directory, then the key file. With `create`, a missing directory is created
+  // (mode 0700, parents with the default mode) and a missing key file is made.
+  KeyResult auth_key(bool create) const;
+
+  // Reads and checks the entry `id` against `key`. On Ok, refreshes its modification time.
+  DecodeResult read(const Hash128& id, const AuthKey* key) const;
+  // Opens with O_NOFOLLOW, checks ownership and type on the descriptor, then decodes.
+  static DecodeResult read_file(const std::filesystem::path& path, const AuthKey* key);
+  // Writes atomically (see above), tagged with `key` (from auth_key(true)). Throws
+  // EntryBlocked if the entry's name is taken by something that is not a regular file, and
+  // lsjit::Error (naming the directory and the system's reason) for any other failure.
+  void write(const DiskEntry& entry, const AuthKey& key) const;
 
   struct FileInfo {
     std::filesystem::path path;
@@ -107,8 +162,8 @@ class DiskCache {
     uint64_t size = 0;
     std::filesystem::file_time_type mtime;
   };
-  // The entry files (named <32 hex digits>.lsjitk), by id. Empty if the directory does
-  // not exist.
+  // The entry files (regular files named <32 hex digits>.lsjitk, not followed through
+  // symlinks), by id. Empty if the directory does not exist.
   std::vector<FileInfo> list() const;
   // The entries whose id starts with `prefix` (case-insensitive).
   std::vector<FileInfo> find(std::string_view prefix) const;
@@ -123,7 +178,8 @@ class DiskCache {
   // size of entries is at most `max_bytes`, and temporary files older than an hour (left
   // by a writer that died).
   RemoveResult gc(uint64_t max_bytes) const;
-  // Removes every entry file and every temporary file of the cache; nothing else.
+  // Removes every entry file (a regular file with an entry's name that starts with the
+  // cache magic) and every temporary file of the cache; nothing else.
   RemoveResult clear() const;
 
  private:

@@ -254,14 +254,16 @@ std::shared_ptr<const Kernel> KernelCache::produce(const ir::Trace& traced, Kern
   kernel->symbol = kernel_symbol(key);
   const std::string& name = traced.signature.name;
   auto bad_entry = [&](const std::string& what) {
-    warn("kernel cache entry " + disk_->entry_path(key.hash).string() + " (cost '" + name +
-         "', mode " + std::string(mode_name(mode)) + ") " + what + "; recompiling and replacing it");
+    const std::string path = disk_->entry_path(key.hash).string();
+    warn_once("bad " + path + " " + what,
+              "kernel cache entry " + path + " (cost '" + name + "', mode " +
+                  std::string(mode_name(mode)) + ") " + what + "; recompiling and replacing it");
     std::lock_guard lock(mutex_);
     ++stats_.bad_disk_entries;
   };
 
-  if (disk_) {
-    DecodeResult r = disk_->read(key.hash);
+  if (const std::optional<AuthKey> auth = disk_key(false)) {
+    DecodeResult r = disk_->read(key.hash, &*auth);
     if (r.status == EntryStatus::Ok) {
       const DiskEntry& e = *r.entry;
       if (e.key.parts != key.parts) {
@@ -293,6 +295,11 @@ std::shared_ptr<const Kernel> KernelCache::produce(const ir::Trace& traced, Kern
           bad_entry(std::string("cannot be loaded (") + ex.what() + ")");
         }
       }
+    } else if (r.status == EntryStatus::Untrusted) {
+      // Not ours to replace or to count as bad: that one key is a miss.
+      warn_once("untrusted " + disk_->entry_path(key.hash).string(),
+                "kernel cache entry " + disk_->entry_path(key.hash).string() + " is refused (" +
+                    r.message + "); remove it. Compiling that kernel instead");
     } else if (r.status != EntryStatus::Missing) {
       bad_entry("is " + std::string(entry_status_name(r.status)) + " (" + r.message + ")");
     }
@@ -330,7 +337,7 @@ std::shared_ptr<const Kernel> KernelCache::produce(const ir::Trace& traced, Kern
   bool warn_no_directory = false;
   {
     std::lock_guard lock(mutex_);
-    write = disk_ && disk_writable_;
+    write = disk_ && disk_writable_ && disk_trusted_;
     if (!disk_ && options_.use_disk && !no_directory_warned_)
       warn_no_directory = no_directory_warned_ = true;
   }
@@ -340,9 +347,13 @@ std::shared_ptr<const Kernel> KernelCache::produce(const ir::Trace& traced, Kern
   if (write) {
     DiskEntry entry{key, kernel->symbol, t, ir::print(graph), object.object_code};
     try {
-      disk_->write(entry);
+      const std::optional<AuthKey> auth = disk_key(true);
+      if (!auth) return kernel;  // refused (warned); memory only from now on
+      disk_->write(entry, *auth);
       std::lock_guard lock(mutex_);
       ++stats_.disk_writes;
+    } catch (const EntryBlocked& ex) {
+      warn_once("blocked " + disk_->entry_path(key.hash).string(), ex.what());
     } catch (const std::exception& ex) {
       bool first = false;
       {
@@ -407,7 +418,36 @@ std::optional<std::filesystem::path> KernelCache::disk_directory() const {
 
 bool KernelCache::disk_writable() const {
   std::lock_guard lock(mutex_);
-  return disk_ && disk_writable_;
+  return disk_ && disk_writable_ && disk_trusted_;
+}
+
+// Trust warnings are given once per process for each path and kind, however many caches
+// meet them (a refused directory or a planted entry would otherwise repeat on every cache).
+void KernelCache::warn_once(const std::string& what, const std::string& line) {
+  static std::mutex warned_mutex;
+  static std::set<std::string>* warned = new std::set<std::string>;
+  {
+    std::lock_guard lock(warned_mutex);
+    if (!warned->insert(what).second) return;
+  }
+  warn(line);
+}
+
+std::optional<AuthKey> KernelCache::disk_key(bool create) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!disk_ || !disk_trusted_) return std::nullopt;
+  }
+  KeyResult r = disk_->auth_key(create);
+  if (!r.refusal.empty()) {
+    {
+      std::lock_guard lock(mutex_);
+      disk_trusted_ = false;
+    }
+    warn_once("refused " + disk_->directory().string(),
+              r.refusal + "; kernels are cached in memory only");
+  }
+  return r.key;
 }
 
 KernelCache& default_cache() {

@@ -8,7 +8,11 @@
 //   3. compile: graph_for_mode (timed as differentiate_s, or simplify_s for the residual
 //      mode, whose graph is only simplified), make_layout, compile_kernel with the symbol
 //      kernel_symbol(key), load_kernel; then stored in memory and written to disk.
-// A bad disk entry (truncated, corrupt, foreign version, not loadable, or a collision:
+// Trust (docs/compiler.md, "Trust"): a directory that is not the user's own and private, or
+// a refused key file, is warned about once per process and the cache runs from memory
+// only; an entry file that is not a regular file of the user is a miss, warned once. An
+// entry without a valid authentication tag is a bad entry (below): never loaded.
+// A bad disk entry (unauthenticated, truncated, corrupt, foreign version, not loadable, or a collision:
 // stored key parts differ from the requested ones though the hash matched) is reported
 // with one warning line on the log, never loaded, recompiled and replaced; so is an entry
 // that cannot be read (permissions). A directory that cannot be written (read-only, full,
@@ -203,10 +207,15 @@ class KernelCache {
   void warn(const std::string& line);
   void log_line(const std::string& line);
   void warn_unwritable(const std::string& why);
+  void warn_once(const std::string& what, const std::string& line);
+  // The directory's key (DiskCache::auth_key), nullopt if there is none yet or the
+  // directory or key file is refused; a refusal is warned once and turns the disk off.
+  std::optional<AuthKey> disk_key(bool create);
 
   Options options_;
   std::optional<DiskCache> disk_;  // set once in the constructor
   bool disk_writable_ = true;      // under mutex_
+  bool disk_trusted_ = true;       // under mutex_; false once the directory or key is refused
   bool no_directory_warned_ = false;
 
   mutable std::mutex mutex_;

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "../support/run_cli.h"
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -142,11 +143,11 @@ TEST_CASE("lsjit cache verify reports bad entries - gc and clear remove entries"
 
   // An entry whose object does not define its symbol.
   {
-    DecodeResult good = disk.read(f.keys[2].hash);
+    DecodeResult good = read_entry(disk, f.keys[2].hash);
     REQUIRE(good.status == EntryStatus::Ok);
     DiskEntry e = *good.entry;
     e.object_code = "not an object";
-    write_bytes(disk.entry_path(f.keys[2].hash), encode_entry(e));
+    write_bytes(disk.entry_path(f.keys[2].hash), encode_for(disk, e));
   }
   r = run("cache verify --remove-bad" + f.d());
   CAPTURE(r.out);
@@ -167,9 +168,9 @@ TEST_CASE("lsjit cache verify recompiles every entry and compares outputs bit fo
   // scaled(2)'s entry with scaled(3)'s IR: intact as a file (a fresh checksum, the right
   // symbol, a loadable object), but its code is not what its IR compiles to.
   const DiskCache disk(f.dir.path);
-  DiskEntry e = *disk.read(f.keys[0].hash).entry;
-  e.ir_text = disk.read(f.keys[1].hash).entry->ir_text;
-  write_bytes(disk.entry_path(f.keys[0].hash), encode_entry(e));
+  DiskEntry e = *read_entry(disk, f.keys[0].hash).entry;
+  e.ir_text = read_entry(disk, f.keys[1].hash).entry->ir_text;
+  write_bytes(disk.entry_path(f.keys[0].hash), encode_for(disk, e));
   r = run("cache verify" + f.d());
   CAPTURE(r.out);
   CHECK(r.exit_code == 1);
@@ -206,4 +207,74 @@ TEST_CASE("lsjit cache gc --max-size and clear") {
   CHECK(fs::exists(f.dir / "keep.txt"));
   r = run("cache list" + f.d());
   CHECK(r.out.find("no entries") != std::string::npos);
+}
+
+namespace {
+
+// "  Final                           3.75133743e+02" from a solve summary, or "" if none.
+std::string final_cost(const std::string& summary) {
+  const size_t at = summary.find("\n  Final ");
+  if (at == std::string::npos) return "";
+  const size_t begin = summary.find_first_not_of(' ', at + 9);
+  return summary.substr(begin, summary.find('\n', begin) - begin);
+}
+
+}  // namespace
+
+TEST_CASE("planted machine code in the cache: lsjit solve and cache verify never run it") {
+  TempDir dir("cli_planted");
+  const std::string graph = std::string(LSJIT_SOURCE_DIR) + "/data/pose_graph_se3_500.g2o";
+  const fs::path cache = dir / "cache", clean = dir / "clean", marker = dir / "planted-code-ran";
+  Run reference = lsjit::testing::run_cli("solve " + graph, "LSJIT_CACHE_DIR=" + clean.string());
+  REQUIRE(reference.exit_code == 0);
+  REQUIRE(!final_cost(reference.out).empty());
+  REQUIRE(lsjit::testing::run_cli("solve " + graph, "LSJIT_CACHE_DIR=" + cache.string()).exit_code == 0);
+  fs::create_directories(dir / "work");
+  REQUIRE(plant_marker_objects(cache, marker, dir / "work") > 0);
+
+  Run r = run("cache verify --dir " + cache.string());
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("unauthenticated") != std::string::npos);
+  CHECK_MESSAGE(!fs::exists(marker), "cache verify linked or ran the planted object");
+
+  r = lsjit::testing::run_cli("solve " + graph, "LSJIT_CACHE_DIR=" + cache.string());
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(final_cost(r.out) == final_cost(reference.out));
+  CHECK(r.out.find("lsjit: warning: kernel cache entry") != std::string::npos);
+  CHECK(r.out.find("unauthenticated") != std::string::npos);
+  CHECK_MESSAGE(!fs::exists(marker), "lsjit solve linked or ran the planted object");
+}
+
+TEST_CASE("lsjit cache on a missing, non-directory or untrusted folder says so and fails") {
+  TempDir dir("cli_no_dir");
+  write_bytes(dir / "file", "x");
+  for (const std::string& command : {"list", "stats", "verify", "clear", "gc --max-size 1M", "show 00"}) {
+    CAPTURE(command);
+    Run r = run("cache " + command + " --dir " + (dir / "missing").string());
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.find("'" + (dir / "missing").string() + "' does not exist") != std::string::npos);
+    r = run("cache " + command + " --dir " + (dir / "file").string());
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.find("is not a directory") != std::string::npos);
+  }
+  fs::create_directories(dir / "open");
+  ::chmod((dir / "open").c_str(), 0777);
+  Run r = run("cache list --dir " + (dir / "open").string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("chmod 700") != std::string::npos);
+}
+
+TEST_CASE("lsjit cache clear removes only real entries, not look-alike names") {
+  Filled f("cli_clear_lookalike");
+  const std::string lookalike = std::string(32, 'a') + ".lsjitk";
+  write_bytes(f.dir / lookalike, "my notes, not a kernel");
+  fs::create_directories(f.dir / (std::string(32, 'b') + ".lsjitk"));
+  Run r = run("cache clear" + f.d());
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("removed 3 files") != std::string::npos);
+  CHECK(read_bytes(f.dir / lookalike) == "my notes, not a kernel");
+  CHECK(fs::is_directory(f.dir / (std::string(32, 'b') + ".lsjitk")));
 }

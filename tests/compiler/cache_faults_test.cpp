@@ -28,12 +28,15 @@ namespace {
 
 size_t lines(const std::string& log) { return static_cast<size_t>(std::count(log.begin(), log.end(), '\n')); }
 
-// Files in `dir` whose name starts with '.': temporaries of an abandoned write.
+// Files in `dir` whose name starts with '.', but the key file: temporaries of an abandoned
+// write.
 std::vector<std::string> temporaries(const fs::path& dir) {
   std::vector<std::string> out;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-    if (it->path().filename().string()[0] == '.') out.push_back(it->path().filename().string());
+    if (const std::string name = it->path().filename().string();
+        name[0] == '.' && name != compiler::kAuthKeyFileName)
+      out.push_back(name);
   return out;
 }
 
@@ -104,6 +107,13 @@ std::string in_child(const std::function<void()>& prepare, const std::function<s
 std::string without_privileges(const fs::path& dir, const std::function<bool()>& ignored,
                                const std::function<std::string()>& scenario) {
   const bool privileged = ignored();
+  // The cache trusts only a directory of its own user: give the tree to nobody first.
+  if (privileged) {
+    std::error_code ec;
+    ::chown(dir.c_str(), 65534, 65534);
+    for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      ::lchown(it->path().c_str(), 65534, 65534);
+  }
   bool exited = false;
   const std::string report = in_child(
       [&] {
@@ -231,7 +241,7 @@ TEST_CASE("cache faults: an entry that cannot be read is reported once and recom
     path = DiskCache(dir.path).entry_path(writer->get(t, KernelMode::Residual)->key.hash);
   }
   REQUIRE(::chmod(path.c_str(), 0) == 0);
-  REQUIRE(::chmod(dir.path.c_str(), 0777) == 0);  // the child may replace the entry
+  REQUIRE(::chmod(dir.path.c_str(), 0700) == 0);  // the child (its owner) may replace the entry
   auto readable = [&] {
     const int fd = ::open(path.c_str(), O_RDONLY);
     if (fd >= 0) ::close(fd);
@@ -371,4 +381,166 @@ TEST_CASE("cache: lookup_modes answers hits and a single miss on the calling thr
   uint64_t hits = 0;
   for (const CacheEntryInfo& e : entries) hits += e.hits;
   CHECK(hits == 3);  // per-entry hit counts see the inline hits too
+}
+
+// ---------------------------------------------------------------- trust
+
+namespace {
+
+constexpr uid_t kNobody = 65534;
+
+// A cache on `dir` with one kernel compiled, for the warnings a second get would give.
+size_t warnings(const std::string& log) { return count_lines(log, "lsjit: warning:"); }
+
+}  // namespace
+
+TEST_CASE("cache trust: a new directory is created 0700 with a 0600 key file") {
+  TempDir dir("trust_new");
+  FakeCache cache(dir / "sub" / "cache");
+  cache->get(trace_scaled(2.0), KernelMode::Residual);
+  struct stat st {};
+  REQUIRE(::stat((dir / "sub" / "cache").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0700);
+  REQUIRE(::stat((dir / "sub" / "cache" / std::string(kAuthKeyFileName)).c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0600);
+  CHECK(st.st_size == static_cast<off_t>(kAuthKeySize));
+  CHECK(cache->stats().disk_writes == 1);
+}
+
+TEST_CASE("cache trust: a group- or world-writable directory is refused - one warning, memory only") {
+  for (mode_t mode : {mode_t{0777}, mode_t{0770}, mode_t{01777}}) {
+    CAPTURE(mode);
+    TempDir dir("trust_writable_" + std::to_string(mode));
+    { FakeCache filler(dir.path); filler->get(trace_scaled(2.0), KernelMode::Residual); }
+    REQUIRE(::chmod(dir.path.c_str(), mode) == 0);
+    FakeCache cache(dir.path);
+    CHECK(cache->lookup(trace_scaled(2.0), KernelMode::Residual).source == KernelSource::Compiled);
+    cache->get(trace_scaled(3.0), KernelMode::Residual);
+    cache->get(trace_two_vars(), KernelMode::Residual);
+    const std::string log = cache.log.str();
+    CAPTURE(log);
+    CHECK(warnings(log) == 1);
+    CHECK(log.find("chmod 700 " + dir.path.string()) != std::string::npos);
+    CHECK(log.find("memory only") != std::string::npos);
+    CHECK(cache->stats().disk_writes == 0);
+    CHECK(cache->stats().disk_hits == 0);
+    CHECK(!cache->disk_writable());
+    struct stat st {};
+    REQUIRE(::stat(dir.path.c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == mode);  // never chmod'ed behind the user's back
+    ::chmod(dir.path.c_str(), 0700);
+  }
+}
+
+TEST_CASE("cache trust: a directory or entry owned by another user is refused") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: chown to another user needs root");
+    return;
+  }
+  SUBCASE("the directory") {
+    TempDir dir("trust_dir_owner");
+    { FakeCache filler(dir.path); filler->get(trace_scaled(2.0), KernelMode::Residual); }
+    REQUIRE(::chown(dir.path.c_str(), kNobody, kNobody) == 0);
+    FakeCache cache(dir.path);
+    CHECK(cache->lookup(trace_scaled(2.0), KernelMode::Residual).source == KernelSource::Compiled);
+    cache->get(trace_scaled(3.0), KernelMode::Residual);
+    const std::string log = cache.log.str();
+    CAPTURE(log);
+    CHECK(warnings(log) == 1);
+    CHECK(log.find("owned by another user (uid 65534)") != std::string::npos);
+    CHECK(log.find("choose another LSJIT_CACHE_DIR") != std::string::npos);
+    CHECK(cache->stats().disk_writes == 0);
+  }
+  SUBCASE("one entry") {
+    TempDir dir("trust_entry_owner");
+    const ir::Trace a = trace_scaled(2.0), b = trace_scaled(3.0);
+    fs::path path_a;
+    {
+      FakeCache filler(dir.path);
+      path_a = filler->disk_directory().value() / (filler->get(a, KernelMode::Residual)->key.id() + ".lsjitk");
+      filler->get(b, KernelMode::Residual);
+    }
+    REQUIRE(::chown(path_a.c_str(), kNobody, kNobody) == 0);
+    FakeCache cache(dir.path);
+    CHECK(cache->lookup(a, KernelMode::Residual).source == KernelSource::Compiled);
+    CHECK(cache->lookup(b, KernelMode::Residual).source == KernelSource::Disk);
+    const std::string log = cache.log.str();
+    CAPTURE(log);
+    CHECK(warnings(log) == 1);
+    CHECK(log.find(path_a.string() + " is refused (it is owned by another user (uid 65534))") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("cache trust: a symlink in an entry's place is not followed") {
+  TempDir dir("trust_symlink");
+  const ir::Trace a = trace_scaled(2.0), b = trace_scaled(3.0);
+  fs::path path_a, path_b;
+  {
+    FakeCache filler(dir / "cache");
+    path_a = dir / "cache" / (filler->get(a, KernelMode::Residual)->key.id() + ".lsjitk");
+    path_b = dir / "cache" / (filler->get(b, KernelMode::Residual)->key.id() + ".lsjitk");
+  }
+  // a's name points at b's (valid, authenticated) file elsewhere.
+  fs::rename(path_b, dir / "elsewhere.lsjitk");
+  fs::remove(path_a);
+  fs::create_symlink(dir / "elsewhere.lsjitk", path_a);
+  FakeCache cache(dir / "cache");
+  CHECK(cache->lookup(a, KernelMode::Residual).source == KernelSource::Compiled);
+  const std::string log = cache.log.str();
+  CAPTURE(log);
+  CHECK(log.find("is refused (it is a symbolic link)") != std::string::npos);
+  CHECK(cache.counters->loads == 1);  // only the fresh compile was loaded
+}
+
+TEST_CASE("cache trust: a key file that is not 0600, not regular or not 32 bytes is refused") {
+  for (int variant = 0; variant < 3; ++variant) {
+    CAPTURE(variant);
+    TempDir dir("trust_key_" + std::to_string(variant));
+    { FakeCache filler(dir.path); filler->get(trace_scaled(2.0), KernelMode::Residual); }
+    const fs::path key = dir / std::string(kAuthKeyFileName);
+    if (variant == 0) REQUIRE(::chmod(key.c_str(), 0644) == 0);
+    if (variant == 1) write_bytes(key, std::string(33, 'k'));
+    if (variant == 2) {
+      fs::remove(key);
+      fs::create_directory(key);
+    }
+    FakeCache cache(dir.path);
+    CHECK(cache->lookup(trace_scaled(2.0), KernelMode::Residual).source == KernelSource::Compiled);
+    cache->get(trace_scaled(3.0), KernelMode::Residual);
+    const std::string log = cache.log.str();
+    CAPTURE(log);
+    CHECK(warnings(log) == 1);
+    CHECK(log.find("key file '" + key.string() + "' is refused") != std::string::npos);
+    CHECK(log.find(variant == 0 ? "mode is 0644, not 0600" : variant == 1 ? "33 bytes" : "not a regular file") !=
+          std::string::npos);
+    CHECK(cache->stats().disk_writes == 0);
+  }
+}
+
+TEST_CASE("cache trust: a directory in an entry's place is a miss for that key only") {
+  TempDir dir("trust_dir_in_place");
+  const ir::Trace a = trace_scaled(2.0), b = trace_scaled(3.0), c = trace_two_vars();
+  fs::path path_a;
+  {
+    FakeCache probe(dir / "probe");
+    path_a = dir / (probe->get(a, KernelMode::Residual)->key.id() + ".lsjitk");
+  }
+  fs::create_directories(path_a);
+  {
+    FakeCache cache(dir.path);
+    CHECK(cache->lookup(a, KernelMode::Residual).source == KernelSource::Compiled);
+    cache->get(b, KernelMode::Residual);
+    cache->get(c, KernelMode::Residual);
+    CHECK(cache->disk_writable());
+    CHECK(cache->stats().disk_writes == 2);
+    const std::string log = cache.log.str();
+    CAPTURE(log);
+    CHECK(warnings(log) <= 2);  // the read (not a regular file) and the write (taken)
+    CHECK(log.find(path_a.string()) != std::string::npos);
+  }
+  FakeCache again(dir.path);
+  CHECK(again->lookup(b, KernelMode::Residual).source == KernelSource::Disk);
+  CHECK(again->lookup(c, KernelMode::Residual).source == KernelSource::Disk);
+  CHECK(fs::is_directory(path_a));
 }

@@ -109,7 +109,7 @@ TEST_CASE("cache + LLVM: compile once / hit memory / then disk in a second cache
 
   // The stored IR text is the mode graph, and parses back.
   for (const auto& f : DiskCache(dir.path).list()) {
-    const DecodeResult r = DiskCache::read_file(f.path);
+    const DecodeResult r = read_entry_file(f.path);
     REQUIRE(r.status == EntryStatus::Ok);
     const ir::Trace parsed = ir::parse(r.entry->ir_text);
     CHECK(parsed.signature.name == "two_vars");
@@ -153,12 +153,12 @@ TEST_CASE("cache + LLVM: a valid entry with an object that does not define the s
   const auto k = probe.get(t, KernelMode::Residual);
   // An entry for `t`'s key holding the object of another cost (another symbol inside).
   const auto other = probe.get(trace_scaled(2.0), KernelMode::Residual);
-  const DecodeResult o = DiskCache(dir.path / "probe").read(other->key.hash);
+  const DecodeResult o = read_entry(DiskCache(dir.path / "probe"), other->key.hash);
   REQUIRE(o.status == EntryStatus::Ok);
   DiskEntry forged = *o.entry;
   forged.key = k->key;
   forged.symbol = k->symbol;
-  DiskCache(dir.path).write(forged);
+  write_entry(DiskCache(dir.path), forged);
 
   KernelCache cache(with_dir(dir.path, log));
   const auto l = cache.lookup(t, KernelMode::Residual);
@@ -224,4 +224,37 @@ TEST_CASE("cache + LLVM: lookup_modes compiles the modes concurrently - each exa
   CHECK(cache.stats().compiles == 3);
   CHECK(cache.stats().recompiles == 0);
   CHECK(log.str().empty());
+}
+
+TEST_CASE("cache + LLVM: planted machine code with a valid checksum but no key is never run") {
+  TempDir dir("llvm_planted");
+  const ir::Trace t = trace_two_vars();
+  std::ostringstream log1, log2, log3;
+  {
+    KernelCache cache(with_dir(dir.path, log1));
+    for (KernelMode mode : kAllModes) cache.get(t, mode);
+  }
+  const fs::path marker = dir / "planted-code-ran";
+  fs::create_directories(dir / "work");
+  CHECK(plant_marker_objects(dir.path, marker, dir / "work") == 3);
+  {
+    KernelCache cache(with_dir(dir.path, log2));
+    for (KernelMode mode : kAllModes) {
+      CAPTURE(mode_name(mode));
+      const auto l = cache.lookup(t, mode);
+      CHECK(l.source == KernelSource::Compiled);
+      check_against_reference(*l.kernel, t, mode);
+    }
+    CHECK(cache.stats().bad_disk_entries == 3);
+  }
+  CHECK_MESSAGE(!fs::exists(marker), "the planted object was linked or run");
+  const std::string log = log2.str();
+  CAPTURE(log);
+  CHECK(count_lines(log, "warning") == 3);
+  CHECK(count_lines(log, "is unauthenticated") == 3);
+  // The entries were rewritten with a good tag: the next cache loads them silently.
+  KernelCache cache(with_dir(dir.path, log3));
+  for (KernelMode mode : kAllModes) CHECK(cache.lookup(t, mode).source == KernelSource::Disk);
+  CHECK(log3.str().empty());
+  CHECK(!fs::exists(marker));
 }

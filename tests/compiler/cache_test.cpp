@@ -242,10 +242,11 @@ TEST_CASE("miss explanation: a different op graph / and a different signature") 
 // ---------------------------------------------------------------- the disk format
 
 TEST_CASE("disk format: encode and decode round trip") {
+  const AuthKey key = test_key();
   const DiskEntry e = sample_entry();
-  const std::string bytes = encode_entry(e);
+  const std::string bytes = encode_entry(e, key);
   CHECK(bytes.substr(0, 8) == kDiskMagic);
-  const DecodeResult r = decode_entry(bytes);
+  const DecodeResult r = decode_entry(bytes, &key);
   REQUIRE(r.status == EntryStatus::Ok);
   CHECK(r.entry->key == e.key);
   CHECK(r.entry->symbol == e.symbol);
@@ -258,13 +259,14 @@ TEST_CASE("disk format: encode and decode round trip") {
   CHECK(r.entry->times.link_s == 0.7);
   CHECK(r.entry->ir_text == e.ir_text);
   CHECK(r.entry->object_code == e.object_code);
-  CHECK(encode_entry(*r.entry) == bytes);  // deterministic
+  CHECK(encode_entry(*r.entry, key) == bytes);  // deterministic
 }
 
 TEST_CASE("disk format: every truncation / every flipped byte / foreign versions are detected") {
-  const std::string bytes = encode_entry(sample_entry());
+  const AuthKey key = test_key();
+  const std::string bytes = encode_entry(sample_entry(), key);
   for (size_t n = 0; n < bytes.size(); ++n) {
-    const DecodeResult r = decode_entry(std::string_view(bytes).substr(0, n));
+    const DecodeResult r = decode_entry(std::string_view(bytes).substr(0, n), &key);
     CAPTURE(n);
     CHECK(r.status == EntryStatus::Truncated);
     CHECK(!r.entry);
@@ -273,15 +275,33 @@ TEST_CASE("disk format: every truncation / every flipped byte / foreign versions
     std::string bad = bytes;
     bad[i] = static_cast<char>(bad[i] ^ 0x20);
     CAPTURE(i);
-    CHECK(decode_entry(bad).status != EntryStatus::Ok);
+    CHECK(decode_entry(bad, &key).status != EntryStatus::Ok);
   }
-  std::string v2 = bytes;
-  v2[8] = 2;
-  const DecodeResult r = decode_entry(v2);
+  std::string v1 = bytes;  // version 1 had no tag: an old entry is a foreign-version miss
+  v1[8] = 1;
+  const DecodeResult r = decode_entry(v1, &key);
   CHECK(r.status == EntryStatus::ForeignVersion);
-  CHECK(r.message.find("version 2") != std::string::npos);
-  CHECK(decode_entry(bytes + "x").status == EntryStatus::Corrupt);
-  CHECK(decode_entry("GIF89a, not an entry").status == EntryStatus::NotAnEntry);
+  CHECK(r.message.find("version 1") != std::string::npos);
+  CHECK(decode_entry(bytes + "x", &key).status == EntryStatus::Corrupt);
+  CHECK(decode_entry("GIF89a, not an entry", &key).status == EntryStatus::NotAnEntry);
+}
+
+TEST_CASE("disk format: an entry is authenticated by its key - every tag byte and any other key fail") {
+  const AuthKey key = test_key(), other = test_key(8);
+  const std::string bytes = encode_entry(sample_entry(), key);
+  CHECK(decode_entry(bytes, &key).status == EntryStatus::Ok);
+  const DecodeResult wrong = decode_entry(bytes, &other);
+  CHECK(wrong.status == EntryStatus::Unauthenticated);
+  CHECK(!wrong.entry);
+  CHECK(wrong.message.find("authentication tag") != std::string::npos);
+  CHECK(decode_entry(bytes, nullptr).status == EntryStatus::Unauthenticated);
+  for (size_t i = bytes.size() - kAuthTagSize; i < bytes.size(); ++i) {
+    std::string bad = bytes;
+    bad[i] = static_cast<char>(bad[i] ^ 1);
+    CAPTURE(i);
+    CHECK(decode_entry(bad, &key).status == EntryStatus::Unauthenticated);
+  }
+  CHECK(entry_status_name(EntryStatus::Unauthenticated) == "unauthenticated");
 }
 
 TEST_CASE("disk cache: write / read / list / find - no temporary file is left") {
@@ -289,10 +309,10 @@ TEST_CASE("disk cache: write / read / list / find - no temporary file is left") 
   const DiskCache disk(dir / "sub" / "dir");  // created on the first write
   CHECK(disk.list().empty());
   const DiskEntry e = sample_entry();
-  CHECK(disk.read(e.key.hash).status == EntryStatus::Missing);
-  disk.write(e);
-  disk.write(e);  // over an existing entry
-  const DecodeResult r = disk.read(e.key.hash);
+  CHECK(read_entry(disk, e.key.hash).status == EntryStatus::Missing);
+  write_entry(disk, e);
+  write_entry(disk, e);  // over an existing entry
+  const DecodeResult r = read_entry(disk, e.key.hash);
   REQUIRE(r.status == EntryStatus::Ok);
   CHECK(r.entry->object_code == e.object_code);
   CHECK(disk.entry_path(e.key.hash).filename() == e.key.id() + ".lsjitk");
@@ -302,16 +322,14 @@ TEST_CASE("disk cache: write / read / list / find - no temporary file is left") 
   CHECK(disk.find(e.key.id().substr(0, 4)).size() == 1);
   CHECK(disk.find("zz").empty());
   size_t n = 0;
-  for (const auto& f : fs::directory_iterator(disk.directory())) {
-    (void)f;
-    ++n;
-  }
+  for (const auto& f : fs::directory_iterator(disk.directory()))
+    n += f.path().filename() != kAuthKeyFileName;
   CHECK(n == 1);
 
   // A file whose stored id is not its name is not trusted.
   const DiskEntry other = sample_entry("other");
   fs::copy_file(disk.entry_path(e.key.hash), disk.entry_path(other.key.hash));
-  CHECK(disk.read(other.key.hash).status == EntryStatus::Malformed);
+  CHECK(read_entry(disk, other.key.hash).status == EntryStatus::Malformed);
 }
 
 TEST_CASE("disk cache: concurrent writers of one key from threads and processes all succeed - "
@@ -320,7 +338,7 @@ TEST_CASE("disk cache: concurrent writers of one key from threads and processes 
   const DiskCache disk(dir.path);
   DiskEntry e = sample_entry();
   e.object_code = std::string(1 << 20, 'x');  // 1 MiB: writes take a while
-  disk.write(e);
+  write_entry(disk, e);
 
   std::vector<pid_t> children;
   for (int p = 0; p < 3; ++p) {
@@ -329,7 +347,7 @@ TEST_CASE("disk cache: concurrent writers of one key from threads and processes 
     if (pid == 0) {
       int code = 0;
       try {
-        for (int i = 0; i < 10; ++i) DiskCache(dir.path).write(e);
+        for (int i = 0; i < 10; ++i) write_entry(DiskCache(dir.path), e);
       } catch (...) {
         code = 1;
       }
@@ -343,7 +361,7 @@ TEST_CASE("disk cache: concurrent writers of one key from threads and processes 
   std::atomic<int> bad_reads{0}, reads{0};
   std::thread reader([&] {
     while (!stop) {
-      const DecodeResult r = disk.read(e.key.hash);
+      const DecodeResult r = read_entry(disk, e.key.hash);
       ++reads;
       if (r.status != EntryStatus::Ok) ++bad_reads;
     }
@@ -353,7 +371,7 @@ TEST_CASE("disk cache: concurrent writers of one key from threads and processes 
   for (int w = 0; w < 3; ++w)
     writers.emplace_back([&] {
       for (int i = 0; i < 10; ++i) try {
-          disk.write(e);
+          write_entry(disk, e);
         } catch (...) {
           ++failures;
         }
@@ -370,10 +388,11 @@ TEST_CASE("disk cache: concurrent writers of one key from threads and processes 
   CHECK(failures == 0);
   CHECK(reads > 0);
   CHECK(bad_reads == 0);
-  CHECK(disk.read(e.key.hash).status == EntryStatus::Ok);
+  CHECK(read_entry(disk, e.key.hash).status == EntryStatus::Ok);
   CHECK(disk.list().size() == 1);
   for (const auto& f : fs::directory_iterator(dir.path))
-    CHECK_MESSAGE(f.path().filename().string()[0] != '.', "temporary file left: " << f.path());
+    CHECK_MESSAGE((f.path().filename().string()[0] != '.' || f.path().filename() == kAuthKeyFileName),
+                  "temporary file left: " << f.path());
 }
 
 TEST_CASE("disk cache: gc removes least recently used entries - clear removes only entries") {
@@ -383,12 +402,12 @@ TEST_CASE("disk cache: gc removes least recently used entries - clear removes on
   const auto now = fs::file_time_type::clock::now();
   for (int i = 0; i < 4; ++i) {
     entries.push_back(sample_entry("cost" + std::to_string(i)));
-    disk.write(entries.back());
+    write_entry(disk, entries.back());
     // cost0 is the oldest.
     fs::last_write_time(disk.entry_path(entries.back().key.hash), now - std::chrono::hours(10 - i));
   }
   // Reading cost0 makes it the most recently used.
-  REQUIRE(disk.read(entries[0].key.hash).status == EntryStatus::Ok);
+  REQUIRE(read_entry(disk, entries[0].key.hash).status == EntryStatus::Ok);
   write_bytes(dir / "notes.txt", "not ours");
   write_bytes(dir / "README.lsjitk", "not an id");
   const std::string stale_temp = "." + entries[0].key.id() + ".lsjitk.tmp.123.abc";
@@ -401,10 +420,10 @@ TEST_CASE("disk cache: gc removes least recently used entries - clear removes on
   CHECK(r.kept == 2);
   CHECK(r.kept_bytes == 2 * one);
   CHECK(!fs::exists(dir / stale_temp));
-  CHECK(disk.read(entries[0].key.hash).status == EntryStatus::Ok);
-  CHECK(disk.read(entries[1].key.hash).status == EntryStatus::Missing);
-  CHECK(disk.read(entries[2].key.hash).status == EntryStatus::Missing);
-  CHECK(disk.read(entries[3].key.hash).status == EntryStatus::Ok);
+  CHECK(read_entry(disk, entries[0].key.hash).status == EntryStatus::Ok);
+  CHECK(read_entry(disk, entries[1].key.hash).status == EntryStatus::Missing);
+  CHECK(read_entry(disk, entries[2].key.hash).status == EntryStatus::Missing);
+  CHECK(read_entry(disk, entries[3].key.hash).status == EntryStatus::Ok);
 
   const DiskCache::RemoveResult c = disk.clear();
   CHECK(c.removed == 2);
@@ -499,7 +518,7 @@ TEST_CASE("kernel cache: memory hit / then a second cache on the directory hits 
   CHECK(c2->stats().misses == 0);
   CHECK(c2.log.str().empty());
   // The stored entry has the mode graph's IR text.
-  const DecodeResult r = DiskCache(dir.path).read(again.kernel->key.hash);
+  const DecodeResult r = read_entry(DiskCache(dir.path), again.kernel->key.hash);
   REQUIRE(r.status == EntryStatus::Ok);
   CHECK(r.entry->ir_text.rfind("lsjit.ir 1\ncost scaled", 0) == 0);
   CHECK(r.entry->ir_text.find("stage=jacobian") != std::string::npos);
@@ -561,7 +580,7 @@ TEST_CASE("kernel cache: an entry with the requested id but other key parts is a
   forged.key.hash = key.hash;
   forged.symbol = kernel_symbol(key);
   forged.object_code = "FAKE-OBJECT " + forged.symbol;
-  DiskCache(dir.path).write(forged);
+  write_entry(DiskCache(dir.path), forged);
 
   FakeCache c(dir.path);
   CHECK(c->lookup(t, KernelMode::Residual).source == KernelSource::Compiled);
@@ -569,7 +588,7 @@ TEST_CASE("kernel cache: an entry with the requested id but other key parts is a
   CAPTURE(log);
   CHECK(std::count(log.begin(), log.end(), '\n') == 1);
   CHECK(log.find("a different key (a hash collision): structural_hash stored ") != std::string::npos);
-  const DecodeResult r = DiskCache(dir.path).read(key.hash);
+  const DecodeResult r = read_entry(DiskCache(dir.path), key.hash);
   REQUIRE(r.status == EntryStatus::Ok);
   CHECK(r.entry->key == key);  // replaced
 }
@@ -582,7 +601,7 @@ TEST_CASE("kernel cache: an entry whose object does not load is recompiled") {
   e.key = probe->key_for(t, KernelMode::Residual);
   e.symbol = kernel_symbol(e.key);
   e.object_code = "garbage";
-  DiskCache(dir.path).write(e);
+  write_entry(DiskCache(dir.path), e);
   FakeCache c(dir.path);
   CHECK(c->lookup(t, KernelMode::Residual).source == KernelSource::Compiled);
   const std::string log = c.log.str();
@@ -828,4 +847,15 @@ TEST_CASE("kernel cache: only traced-stage costs are accepted") {
   ir::Trace t = trace_scaled(2.0);
   t.stage = ir::Stage::Simplified;
   CHECK_THROWS_AS(c->get(t, KernelMode::Residual), lsjit::Error);
+}
+
+TEST_CASE("disk format: the fuzzer's seed entries are current (tests/fuzz/corpus/cache_entry)") {
+  // fuzz_cache_entry.cpp's key; a format change must come with new seeds, or the fuzzer
+  // would start from entries that no longer reach the payload parser.
+  const AuthKey fuzz_key = test_key(0x42);
+  const fs::path seeds = fs::path(LSJIT_SOURCE_DIR) / "tests/fuzz/corpus/cache_entry";
+  CHECK(decode_entry(read_bytes(seeds / "valid.lsjitk"), &fuzz_key).status == EntryStatus::Ok);
+  CHECK(decode_entry(read_bytes(seeds / "empty_fields.lsjitk"), &fuzz_key).status == EntryStatus::Ok);
+  CHECK(decode_entry(read_bytes(seeds / "bad_other_key.lsjitk"), &fuzz_key).status ==
+        EntryStatus::Unauthenticated);
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "lsjit/compiler/disk_cache.h"
 #include "lsjit/compiler/kernel_cache.h"
 #include "lsjit/ir/error.h"
 #include "lsjit/ir/sym.h"
@@ -150,5 +152,77 @@ struct FakeCache {
   }
   KernelCache* operator->() { return cache.get(); }
 };
+
+}  // namespace lsjit::cache_testing
+
+namespace lsjit::cache_testing {
+
+// --- entries as the cache reads and writes them, with the directory's key (made if missing).
+inline compiler::AuthKey dir_key(const compiler::DiskCache& disk) {
+  const compiler::KeyResult k = disk.auth_key(true);
+  REQUIRE_MESSAGE(k.key.has_value(), k.refusal);
+  return *k.key;
+}
+inline compiler::DecodeResult read_entry(const compiler::DiskCache& disk, const Hash128& id) {
+  const compiler::AuthKey key = dir_key(disk);
+  return disk.read(id, &key);
+}
+inline compiler::DecodeResult read_entry_file(const fs::path& path) {
+  const compiler::AuthKey key = dir_key(compiler::DiskCache(path.parent_path()));
+  return compiler::DiskCache::read_file(path, &key);
+}
+inline void write_entry(const compiler::DiskCache& disk, const compiler::DiskEntry& e) {
+  disk.write(e, dir_key(disk));
+}
+inline std::string encode_for(const compiler::DiskCache& disk, const compiler::DiskEntry& e) {
+  return compiler::encode_entry(e, dir_key(disk));
+}
+
+// A fixed key for tests of the format alone.
+inline compiler::AuthKey test_key(unsigned char fill = 7) {
+  compiler::AuthKey k{};
+  k.fill(fill);
+  return k;
+}
+
+// --- the attack on the disk cache: machine code planted by someone who can write the
+// directory but does not hold the user's key.
+
+// A relocatable object, built by the compiler that built the tests (LSJIT_TEST_CXX), that
+// creates `marker` both from a static constructor (run if the object is ever linked with
+// its initializers) and from a function named `symbol` (run if the kernel is ever called).
+inline std::string marker_object(const std::string& symbol, const fs::path& marker,
+                                 const fs::path& work_dir) {
+  const fs::path source = work_dir / (symbol + ".cpp"), object = work_dir / (symbol + ".o");
+  write_bytes(source, "#include <fcntl.h>\n#include <unistd.h>\n"
+                      "static void mark() { int fd = ::open(\"" + marker.string() +
+                          "\", O_WRONLY | O_CREAT, 0644); if (fd >= 0) ::close(fd); }\n"
+                      "__attribute__((constructor)) static void at_load() { mark(); }\n"
+                      "extern \"C\" void " + symbol + "(const void*) { mark(); }\n");
+  const std::string command = std::string(LSJIT_TEST_CXX) + " -c -fPIC -O1 -o " + object.string() +
+                              " " + source.string();
+  REQUIRE_MESSAGE(std::system(command.c_str()) == 0, command);
+  return read_bytes(object);
+}
+
+// Replaces the object code of every entry in `dir` by marker_object(its symbol), and
+// re-encodes it with a valid checksum (StableHasher is public) but signed with a key that is
+// not the directory's: what an attacker who can write the directory but not read the key
+// file can do. Returns how many entries it rewrote.
+inline size_t plant_marker_objects(const fs::path& dir, const fs::path& marker, const fs::path& work_dir) {
+  size_t planted = 0;
+  const compiler::DiskCache disk(dir);
+  for (const auto& f : disk.list()) {
+    compiler::DecodeResult r = read_entry_file(f.path);
+    REQUIRE(r.status == compiler::EntryStatus::Ok);
+    compiler::DiskEntry e = *r.entry;
+    e.object_code = marker_object(e.symbol, marker, work_dir);
+    compiler::AuthKey attackers_key{};
+    attackers_key.fill(0x5a);
+    write_bytes(f.path, compiler::encode_entry(e, attackers_key));
+    ++planted;
+  }
+  return planted;
+}
 
 }  // namespace lsjit::cache_testing

@@ -16,7 +16,7 @@ DiskEntry real_entry(const TempDir& dir, const ir::Trace& traced, KernelMode mod
   o.quiet = true;
   KernelCache cache(o);
   const CacheKey key = cache.get(traced, mode)->key;
-  const DecodeResult r = DiskCache(dir.path).read(key.hash);
+  const DecodeResult r = read_entry(DiskCache(dir.path), key.hash);
   REQUIRE(r.status == EntryStatus::Ok);
   return *r.entry;
 }

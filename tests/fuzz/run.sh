@@ -5,14 +5,14 @@
 # run starts where the last one stopped) and a crashing input to build-fuzz/artifacts/.
 #
 #   bash tests/fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]    default: 60 s, all targets
-#   TARGET is g2o, bal, ir_parser or cli_flags. Exits non-zero if any target finds a bug.
+#   TARGET is g2o, bal, ir_parser, cli_flags or cache_entry. Exits non-zero if any target finds a bug.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(g2o bal ir_parser cli_flags)
+[ ${#targets[@]} -gt 0 ] || targets=(g2o bal ir_parser cli_flags cache_entry)
 
 build=build-fuzz
 cmake -S tests/fuzz -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="${LSJIT_FUZZ_CXX:-clang++-14}" >/dev/null
@@ -26,7 +26,7 @@ for t in "${targets[@]}"; do
   # -timeout: one input taking 10 s is a hang. -rss_limit_mb: a parser that allocates what a
   # lying header announces is a bug. The log is long; keep its tail, which has the report.
   if ! "$build/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-       -dict="tests/fuzz/$t.dict" -artifact_prefix="$build/artifacts/$t/" -print_final_stats=1 \
+       $( [ -f "tests/fuzz/$t.dict" ] && echo "-dict=tests/fuzz/$t.dict" ) -artifact_prefix="$build/artifacts/$t/" -print_final_stats=1 \
        "$build/corpus/$t" "$seeds" >"$build/$t.log" 2>&1; then
     tail -n 60 "$build/$t.log"
     echo "fuzz: $t FAILED; the input is in $build/artifacts/$t/, the full log in $build/$t.log"

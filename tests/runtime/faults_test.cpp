@@ -519,7 +519,7 @@ TEST_CASE("faults: corrupt and foreign cache entries on the solve path are recom
   const std::vector<void (*)(std::string&)> damages = {
       [](std::string& b) { b.resize(b.size() / 3); },  // truncated
       [](std::string& b) { b[b.size() - 40] ^= 0x10; },  // a flipped bit in the object code
-      [](std::string& b) { b[8] = 2; },  // another format version
+      [](std::string& b) { b[8] = 1; },  // another format version (1: before the tag)
       [](std::string& b) { b = "\x7f" "ELF not an entry"; },
   };
   for (size_t i = 0; i < files.size(); ++i) {

@@ -34,7 +34,9 @@ commands:
   diff KEY1 KEY2       the key parts that differ between two entries
   stats                number of entries, total size, bad entries
   verify [--remove-bad]
-                       check every entry: header, format version, checksum, that its id is
+                       check every entry: that it is a regular file of this user, header,
+                       format version, checksum, authentication tag (an entry not written
+                       with this user's key is bad and never loaded), that its id is
                        the hash of its key parts and its symbol the key's; then recompile
                        the IR it stores and run the stored and the new code on the same
                        random inputs: every output must be bit-identical. Entries built for
@@ -43,7 +45,11 @@ commands:
   gc --max-size SIZE   delete least recently used entries until the total size is at most
                        SIZE (bytes, or with a K, M or G suffix: 500M, 2G), and temporary
                        files of writers that died
-  clear                delete every entry (only the cache's own *.lsjitk files)
+  clear                delete every entry (only the cache's own *.lsjitk files that start
+                       with its magic number) and its temporary files
+
+A missing, unreadable or untrusted directory (not owned by you, or writable by group or
+others) is an error (exit status 1).
 
 options:
   --dir DIR            the cache directory (default: $LSJIT_CACHE_DIR, else
@@ -107,10 +113,15 @@ struct Loaded {
   std::string mode() const { return ok() ? std::string(result.entry->key.part("mode")) : ""; }
 };
 
+// The directory's key, or nullptr if it has none yet (then no entry authenticates).
+const compiler::AuthKey* g_key = nullptr;
+
+DecodeResult read_entry(const fs::path& path) { return DiskCache::read_file(path, g_key); }
+
 std::vector<Loaded> load_all(const DiskCache& disk) {
   std::vector<Loaded> out;
   for (DiskCache::FileInfo& f : disk.list()) {
-    DecodeResult r = DiskCache::read_file(f.path);  // not read(): listing is not a use
+    DecodeResult r = read_entry(f.path);  // not read(): listing is not a use
     out.push_back({std::move(f), std::move(r)});
   }
   std::sort(out.begin(), out.end(), [](const Loaded& a, const Loaded& b) {
@@ -196,7 +207,7 @@ int show_command(const DiskCache& disk, const std::string& key, bool json, std::
                  std::ostream& err) {
   const auto file = resolve(disk, key, err);
   if (!file) return 1;
-  const DecodeResult r = DiskCache::read_file(file->path);
+  const DecodeResult r = read_entry(file->path);
   if (r.status != EntryStatus::Ok) {
     err << "lsjit cache: entry " << file->id << " is bad (" << bad_reason(r) << ")\n";
     return 1;
@@ -249,7 +260,7 @@ int diff_command(const DiskCache& disk, const std::string& k1, const std::string
   const auto f1 = resolve(disk, k1, err);
   const auto f2 = resolve(disk, k2, err);
   if (!f1 || !f2) return 1;
-  const DecodeResult r1 = DiskCache::read_file(f1->path), r2 = DiskCache::read_file(f2->path);
+  const DecodeResult r1 = read_entry(f1->path), r2 = read_entry(f2->path);
   for (const auto* p : {&r1, &r2})
     if (p->status != EntryStatus::Ok) {
       err << "lsjit cache: entry " << (p == &r1 ? f1->id : f2->id) << " is bad (" << bad_reason(*p) << ")\n";
@@ -448,6 +459,19 @@ int cache_command(const Args& args, std::ostream& out, std::ostream& err) {
     return 2;
   }
   const DiskCache disk(*dir);
+  // Nothing is listed, loaded or removed in a directory the cache itself would refuse:
+  // a missing, unreadable or untrusted folder is an error, not an empty listing.
+  if (const compiler::DirectoryCheck check = disk.check_directory();
+      check.status != compiler::DirectoryStatus::Trusted) {
+    err << "lsjit cache: " << check.message << "\n";
+    return 1;
+  }
+  const compiler::KeyResult key = disk.auth_key(false);
+  if (!key.refusal.empty()) {
+    err << "lsjit cache: " << key.refusal << "\n";
+    return 1;
+  }
+  g_key = key.key ? &*key.key : nullptr;
 
   if (command == "list") return list_command(disk, json, out);
   if (command == "show") return show_command(disk, positional[0], json, out, err);
