@@ -19,9 +19,11 @@ namespace lsjit::linear::supernodal {
 
 namespace {
 
-// Below these sizes our loops beat the BLAS call (measured on sphere2500's supernodes,
-// see the commit message and docs/benchmarks.md): columns of the diagonal block, and
-// work (rows x columns x columns) of the below block's solve and product.
+// Up to these sizes our loops run instead of OpenBLAS: columns of the diagonal block, and
+// work (rows x columns x columns) of the below block's solve and product. Measured on
+// sphere2500, M3500 and a random SE3 graph (docs/benchmarks.md): 0, 24 and 48 columns are
+// within noise of each other after amalgamation; the loops stay for small problems, where
+// a BLAS call's fixed cost is all there is.
 constexpr int64_t kSmallColumns = 24;
 constexpr int64_t kSmallWork = 24 * 24 * 48;
 
