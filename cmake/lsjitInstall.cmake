@@ -22,7 +22,7 @@ set_target_properties(lsjit_ir PROPERTIES EXPORT_NAME ir)
 set_target_properties(lsjit_compiler PROPERTIES EXPORT_NAME compiler)
 set_target_properties(lsjit_runtime PROPERTIES EXPORT_NAME runtime)
 set_target_properties(lsjit_cli PROPERTIES EXPORT_NAME cli
-                      # keeps an RPATH to libLLVM and CHOLMOD when they are outside the
+                      # keeps an RPATH to libLLVM, OpenBLAS and CHOLMOD when they are outside the
                       # system's library directories
                       INSTALL_RPATH_USE_LINK_PATH ON)
 # The include directory goes on lsjit::ir; the other libraries get it by linking it.
@@ -35,7 +35,15 @@ install(EXPORT lsjitTargets NAMESPACE lsjit:: DESTINATION ${LSJIT_CMAKE_INSTALL_
 
 # The config re-finds the static libraries' private dependencies, hinted at the
 # directories this build used (lsjitConfig.cmake.in says why).
-# LSJIT_WITH_CHOLMOD: whether lsjit_runtime links lsjit::cholmod (CMakeLists.txt).
+# lsjit_runtime always links lsjit::sparse_deps (AMD, METIS, OpenBLAS) and, with
+# LSJIT_WITH_CHOLMOD, lsjit::cholmod (CMakeLists.txt).
+set(LSJIT_SPARSE_DEPS_HINTS)
+foreach(library IN ITEMS ${LSJIT_AMD_LIBRARY} ${LSJIT_SUITESPARSECONFIG_LIBRARY}
+                         ${LSJIT_METIS_LIBRARY} ${LSJIT_OPENBLAS_LIBRARY})
+  get_filename_component(directory ${library} DIRECTORY)
+  list(APPEND LSJIT_SPARSE_DEPS_HINTS ${directory})
+endforeach()
+list(REMOVE_DUPLICATES LSJIT_SPARSE_DEPS_HINTS)
 set(LSJIT_CHOLMOD_HINTS)
 if(LSJIT_WITH_CHOLMOD)
   foreach(library IN ITEMS ${LSJIT_CHOLMOD_LIBRARY} ${LSJIT_SUITESPARSECONFIG_LIBRARY})
@@ -52,4 +60,5 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/lsjitConfigVersion.cmake
                                  COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/lsjitConfig.cmake ${PROJECT_BINARY_DIR}/lsjitConfigVersion.cmake
               ${PROJECT_SOURCE_DIR}/cmake/lsjitCHOLMOD.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/lsjitSparseDeps.cmake
         DESTINATION ${LSJIT_CMAKE_INSTALL_DIR})

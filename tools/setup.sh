@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 
 job=${1:-main}
 packages=(cmake ninja-build g++ ccache llvm-19-dev libeigen3-dev doctest-dev libsodium-dev libsuitesparse-dev
-          libceres-dev libcli11-dev)
+          libmetis-dev libopenblas-dev libceres-dev libcli11-dev)
 # The test job also needs clang: libFuzzer and clang's sanitizer runtimes (tests/fuzz).
 if [ "$job" = test ]; then packages+=(clang-14 libclang-rt-14-dev); fi
 

@@ -13,7 +13,7 @@ EigenSparseCholesky::EigenSparseCholesky(std::shared_ptr<const BlockPattern> pat
   const int64_t n = pattern_->dim(), nnz = static_cast<int64_t>(csc.row.size());
   if (nnz > std::numeric_limits<int>::max())
     throw Error("eigen_sparse_cholesky: " + std::to_string(nnz) +
-                " nonzeros exceed Eigen's int indices; use sparse_cholesky (CHOLMOD)");
+                " nonzeros exceed Eigen's int indices; use sparse_cholesky (supernodal)");
   // Build the compressed matrix directly from the pattern: rows within a column are
   // already sorted, which is what Eigen's compressed format requires.
   lower_.resize(static_cast<int>(n), static_cast<int>(n));

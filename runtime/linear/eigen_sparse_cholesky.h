@@ -1,6 +1,6 @@
 // Sparse Cholesky with Eigen's SimplicialLLT: a left-looking, non-supernodal factorization
-// with an AMD fill-reducing ordering. The sparse solver when lsjit is built without CHOLMOD
-// (and a cross-check of CHOLMOD when it is). As fast as CHOLMOD when the factor stays
+// with an AMD fill-reducing ordering: a cross-check of the supernodal Cholesky
+// (sparse_cholesky). As fast as a supernodal factorization when the factor stays
 // sparse, many times slower when it fills in (docs/linear_solvers.md has measurements).
 //
 // Analysis (constructor, once): builds the scalar lower triangle's compressed-column

@@ -6,10 +6,10 @@
 #include <stdexcept>
 
 #include "lsjit/ir/error.h"
-#include "lsjit/runtime/linear/cholmod_cholesky.h"
 #include "lsjit/runtime/linear/conjugate_gradient.h"
 #include "lsjit/runtime/linear/dense_cholesky.h"
 #include "lsjit/runtime/linear/eigen_sparse_cholesky.h"
+#include "lsjit/runtime/linear/supernodal_cholesky.h"
 
 namespace lsjit::linear {
 
@@ -165,8 +165,7 @@ std::unique_ptr<LinearSolver> make_linear_solver(LinearSolverType type,
     case LinearSolverType::DenseCholesky:
       return std::make_unique<DenseCholesky>(std::move(pattern));
     case LinearSolverType::SparseCholesky:
-      if (cholmod_available()) return std::make_unique<CholmodCholesky>(std::move(pattern));
-      return std::make_unique<EigenSparseCholesky>(std::move(pattern));
+      return std::make_unique<SupernodalCholesky>(std::move(pattern));
     case LinearSolverType::EigenSparseCholesky:
       return std::make_unique<EigenSparseCholesky>(std::move(pattern));
     case LinearSolverType::ConjugateGradient:

@@ -27,7 +27,7 @@
 // or lsjit::Error when a symbolic analysis fails).
 //
 // Thread safety: a solver object keeps workspace and may be used by one thread at a time;
-// distinct solver objects are independent (CHOLMOD keeps its state per object).
+// distinct solver objects are independent (each keeps its own workspace).
 #pragma once
 
 #include <cstdint>
@@ -71,7 +71,7 @@ struct LinearSolveSummary {
 
 enum class LinearSolverType {
   DenseCholesky,        // Eigen LLT of the dense matrix: small problems (dim up to ~1000)
-  SparseCholesky,       // CHOLMOD supernodal if lsjit was built with it, else Eigen's
+  SparseCholesky,       // lsjit's supernodal Cholesky (supernodal_cholesky.h)
   EigenSparseCholesky,  // Eigen SimplicialLLT, AMD ordering
   ConjugateGradient,    // block-Jacobi preconditioned CG: inexact, no factorization
   // Schur complement solvers for bundle adjustment: eliminate the point blocks, solve for the
@@ -94,7 +94,8 @@ class LinearSolver {
   LinearSolveSummary solve(const BlockSparseSymmetric& A, const double* shift, const double* b,
                            double* x, const LinearSolverOptions& options);
 
-  // The implementation: dense_cholesky, cholmod_cholesky, eigen_sparse_cholesky, cg,
+  // The implementation: dense_cholesky, supernodal_cholesky, cholmod_cholesky (only for
+  // comparison, in builds with LSJIT_WITH_CHOLMOD), eigen_sparse_cholesky, cg,
   // dense_schur, sparse_schur or iterative_schur.
   virtual std::string_view name() const = 0;
   // Whether an ok solve is a factorization's (exact to rounding; see LinearSolveSummary::direct).
@@ -133,13 +134,14 @@ class LinearSolver {
 
 // The solver of `type` for matrices with this pattern (e.g. H.shared_pattern(); no matrix
 // is needed, so callers need not allocate values to make a solver).
-// SparseCholesky is CHOLMOD when cholmod_available(), else EigenSparseCholesky. Never
+// SparseCholesky is SupernodalCholesky, in every build. Never
 // returns nullptr; throws what the solver's constructor throws, and lsjit::Error for a
 // Schur type (use make_schur_solver in schur_solver.h, which takes the elimination point).
 std::unique_ptr<LinearSolver> make_linear_solver(LinearSolverType type,
                                                  std::shared_ptr<const BlockPattern> pattern);
 
-// Whether this build of lsjit has CHOLMOD (CMake found SuiteSparse).
+// Whether this build of lsjit has CHOLMOD (configured with -DLSJIT_WITH_CHOLMOD=ON; GPL,
+// so off by default): CholmodCholesky is then there for comparison.
 bool cholmod_available();
 
 // dense_cholesky, sparse_cholesky, eigen_sparse_cholesky, cg, dense_schur, sparse_schur,

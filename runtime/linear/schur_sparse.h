@@ -1,5 +1,5 @@
 // SparseSchur: the reduced camera system S (schur_solver.h) assembled block-sparse and
-// factored by a sparse Cholesky (CHOLMOD when lsjit has it, else Eigen's). For many cameras
+// factored by a sparse Cholesky (lsjit's supernodal one, or Eigen's). For many cameras
 // that each share points with few others (a city-scale reconstruction, a video sequence):
 // S's blocks are the camera pairs with a common point, and no dense n_A x n_A matrix is
 // ever made.
@@ -20,7 +20,7 @@ namespace lsjit::linear {
 
 class SparseSchur final : public SchurSolver {
  public:
-  // reduced_type is the factorization of S: SparseCholesky (CHOLMOD if available) or
+  // reduced_type is the factorization of S: SparseCholesky (supernodal_cholesky.h) or
   // EigenSparseCholesky. Throws lsjit::Error for another type, when the blocks from
   // first_eliminated_block on cannot be eliminated (schur_structure.h), or when the sparse
   // Cholesky's analysis fails.

@@ -72,15 +72,14 @@ LinearSolverOptions tight(int threads = 1) {
   return o;
 }
 
-// Every Schur solver: dense, sparse with the default sparse Cholesky and with Eigen's (the
-// same when there is no CHOLMOD), iterative.
+// Every Schur solver: dense, sparse with the default sparse Cholesky (supernodal) and with
+// Eigen's, iterative.
 std::vector<std::unique_ptr<SchurSolver>> schur_solvers(const BlockSparseSymmetric& H, int e) {
   std::vector<std::unique_ptr<SchurSolver>> solvers;
   solvers.push_back(std::make_unique<DenseSchur>(H.shared_pattern(), e));
   solvers.push_back(std::make_unique<SparseSchur>(H.shared_pattern(), e));
-  if (cholmod_available())
-    solvers.push_back(std::make_unique<SparseSchur>(H.shared_pattern(), e,
-                                                    LinearSolverType::EigenSparseCholesky));
+  solvers.push_back(std::make_unique<SparseSchur>(H.shared_pattern(), e,
+                                                  LinearSolverType::EigenSparseCholesky));
   solvers.push_back(std::make_unique<IterativeSchur>(H.shared_pattern(), e));
   return solvers;
 }
@@ -588,6 +587,5 @@ TEST_CASE("linear schur solver names and types") {
   CHECK(linear_solver_name(LinearSolverType::IterativeSchur) == "iterative_schur");
   const BlockSparseSymmetric H({9, 3}, {{0, 1}});
   const SparseSchur sparse(H.shared_pattern(), 1);
-  CHECK(sparse.reduced_solver().name() ==
-        (cholmod_available() ? "cholmod_cholesky" : "eigen_sparse_cholesky"));
+  CHECK(sparse.reduced_solver().name() == "supernodal_cholesky");
 }

@@ -16,6 +16,7 @@
 #include "../support/random_block_sparse.h"
 #include "lsjit/runtime/linear/cholmod_cholesky.h"
 #include "lsjit/runtime/linear/linear_solver.h"
+#include "lsjit/runtime/linear/supernodal_cholesky.h"
 
 using namespace lsjit::linear;
 using lsjit::testing::fill_random;
@@ -37,13 +38,18 @@ LinearSolverOptions tight() {
   return o;
 }
 
-// Every solver to test: the four types, plus CHOLMOD with its scalar ordering.
+// Every solver to test: the four types, the supernodal Cholesky with each forced ordering
+// (the default one picks either), plus CHOLMOD with both of its orderings when lsjit has it.
 std::vector<std::unique_ptr<LinearSolver>> all_solvers(const BlockSparseSymmetric& A) {
   std::vector<std::unique_ptr<LinearSolver>> solvers;
   for (LinearSolverType t : kAllTypes) solvers.push_back(make_linear_solver(t, A.shared_pattern()));
-  if (cholmod_available())
+  for (SupernodalOrdering o : {SupernodalOrdering::Amd, SupernodalOrdering::NestedDissection})
+    solvers.push_back(std::make_unique<SupernodalCholesky>(A.shared_pattern(), o));
+  if (cholmod_available()) {
+    solvers.push_back(std::make_unique<CholmodCholesky>(A.shared_pattern()));
     solvers.push_back(std::make_unique<CholmodCholesky>(A.shared_pattern(),
                                                         CholmodCholesky::Ordering::ScalarAmd));
+  }
   return solvers;
 }
 
@@ -380,7 +386,7 @@ TEST_CASE("linear solver names and types") {
   CHECK(!linear_solver_from_name("qr").has_value());
   const BlockSparseSymmetric A({1}, {});
   CHECK(make_linear_solver(LinearSolverType::SparseCholesky, A.shared_pattern())->name() ==
-        (cholmod_available() ? "cholmod_cholesky" : "eigen_sparse_cholesky"));
+        "supernodal_cholesky");
   CHECK(make_linear_solver(LinearSolverType::DenseCholesky, A.shared_pattern())->name() == "dense_cholesky");
   CHECK(make_linear_solver(LinearSolverType::EigenSparseCholesky, A.shared_pattern())->name() ==
         "eigen_sparse_cholesky");

@@ -5,6 +5,13 @@
 // (docs/linear_solvers.md).
 //
 //   lsjit_bench_linear [--repeats N] [--small]
+//   lsjit_bench_linear --factor [--repeats N]
+// --factor compares the sparse Cholesky factorizations alone (docs/benchmarks.md): the
+// supernodal Cholesky with each ordering against CHOLMOD (when lsjit was built with
+// LSJIT_WITH_CHOLMOD) on the same block-AMD ordering, on sphere2500 and M3500 (the edge
+// structure of $LSJIT_SHARED_DATA_DIR/pose_graph/*.g2o, else synthetic look-alikes): analysis
+// time, median solve() time over N calls on one object, and GFlop/s of the factorization's
+// predicted flops per solve.
 // The values are H = JᵀJ of a random Jacobian plus a prior per variable: the timings depend
 // on the structure (and, for CG, on the conditioning, which here is benign).
 #include <algorithm>
@@ -19,6 +26,11 @@
 #include "lsjit/runtime/linear/cholmod_cholesky.h"
 #include "lsjit/runtime/linear/linear_solver.h"
 #include "lsjit/runtime/linear/schur_solver.h"
+#include "lsjit/runtime/linear/supernodal_cholesky.h"
+#include "lsjit/runtime/io/g2o.h"
+#include <cstdlib>
+#include <filesystem>
+#include <map>
 
 namespace {
 
@@ -152,6 +164,7 @@ void run(const Structure& s, int repeats, std::mt19937_64& rng) {
       return std::make_unique<CholmodCholesky>(H.shared_pattern(), CholmodCholesky::Ordering::ScalarAmd);
     });
   }
+  solvers.emplace_back("supernodal_cholesky", [&] { return make_linear_solver(LinearSolverType::SparseCholesky, H.shared_pattern()); });
   solvers.emplace_back("eigen_sparse_cholesky", [&] { return make_linear_solver(LinearSolverType::EigenSparseCholesky, H.shared_pattern()); });
   solvers.emplace_back("cg (tol 1e-6)", [&] { return make_linear_solver(LinearSolverType::ConjugateGradient, H.shared_pattern()); });
 
@@ -169,6 +182,8 @@ void run(const Structure& s, int repeats, std::mt19937_64& rng) {
       solve.push_back(summary.seconds);
       if (auto* c = dynamic_cast<CholmodCholesky*>(solver.get()))
         factor = std::to_string(static_cast<long long>(c->factor_nonzeros()));
+      if (auto* c = dynamic_cast<SupernodalCholesky*>(solver.get()))
+        factor = std::to_string(static_cast<long long>(c->factor_nonzeros()));
     }
     std::printf("| %s | %lld | %lld | %s | %.2f | %.2f | %s | %s |\n", s.name.c_str(),
                 static_cast<long long>(H.dim()),
@@ -179,21 +194,116 @@ void run(const Structure& s, int repeats, std::mt19937_64& rng) {
   }
 }
 
+// The edge structure of a g2o file (poses numbered in file order), or nullopt if absent.
+std::optional<Structure> g2o_structure(const std::string& file, const std::string& name) {
+  const char* dir = std::getenv("LSJIT_SHARED_DATA_DIR");
+  const std::filesystem::path path =
+      std::filesystem::path(dir != nullptr ? dir : "/work/shared/data") / "pose_graph" / file;
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  const lsjit::io::PoseGraph g = lsjit::io::read_g2o(path);
+  std::map<int64_t, int> index;
+  for (size_t k = 0; k < g.vertex_ids.size(); ++k) index[g.vertex_ids[k]] = static_cast<int>(k);
+  const int block = g.edges3.empty() ? 3 : 6;
+  Structure s{name, std::vector<int>(g.vertex_ids.size(), block), {}, block};
+  for (const auto& e : g.edges2) s.edges.emplace_back(index.at(e.from), index.at(e.to));
+  for (const auto& e : g.edges3) s.edges.emplace_back(index.at(e.from), index.at(e.to));
+  return s;
+}
+
+// Loop closures between nearby poses of a path (the shape of sphere2500 and M3500).
+Structure local_loops(const std::string& name, int poses, int loops, int block, int reach,
+                      std::mt19937_64& rng) {
+  Structure s{name, std::vector<int>(poses, block), {}, block};
+  for (int i = 0; i + 1 < poses; ++i) s.edges.emplace_back(i, i + 1);
+  std::uniform_int_distribution<int> pose(0, poses - 1), offset(2, reach);
+  for (int l = 0; l < loops; ++l) {
+    const int a = pose(rng), b = a - offset(rng);
+    if (b >= 0) s.edges.emplace_back(b, a);
+  }
+  return s;
+}
+
+void run_factor(const Structure& s, int repeats, std::mt19937_64& rng) {
+  BlockSparseSymmetric H(s.sizes, s.edges);
+  fill(s, H, rng);
+  std::vector<double> b(H.dim(), 1.0), x(H.dim()), shift(H.dim());
+  H.diagonal(shift.data());
+  for (double& v : shift) v *= 1e-4;
+  struct Result {
+    double analysis = 0, solve = 0, flops = 0;
+  };
+  auto measure = [&](auto make, auto flops) {
+    Result r;
+    const auto start = Clock::now();
+    auto solver = make();
+    r.analysis = seconds_since(start);
+    r.flops = flops(*solver);
+    std::vector<double> times;
+    for (int k = 0; k < repeats + 1; ++k) {
+      const LinearSolveSummary summary = solver->solve(H, shift.data(), b.data(), x.data(), {});
+      if (!summary.ok) std::fprintf(stderr, "%s: %s\n", s.name.c_str(), summary.message.c_str());
+      if (k > 0) times.push_back(summary.seconds);  // the first call warms caches and pages
+    }
+    r.solve = median(times);
+    return r;
+  };
+  auto print = [&](const std::string& label, const Result& r, const Result* reference) {
+    std::printf("| %s | %lld | %s | %.1f | %.1f | %.2f | %.2f | %s |\n", s.name.c_str(),
+                static_cast<long long>(H.dim()), label.c_str(), 1e3 * r.analysis, r.flops / 1e6,
+                1e3 * r.solve, r.flops / r.solve / 1e9,
+                reference ? (std::to_string(reference->solve / r.solve).substr(0, 4) + "x").c_str()
+                          : "");
+  };
+  std::optional<Result> cholmod;
+  if (cholmod_available()) {
+    cholmod = measure([&] { return std::make_unique<CholmodCholesky>(H.shared_pattern()); },
+                      [](const CholmodCholesky& c) { return c.factorization_flops(); });
+    print("cholmod (block AMD)", *cholmod, nullptr);
+  }
+  for (SupernodalOrdering o : {SupernodalOrdering::Amd, SupernodalOrdering::NestedDissection,
+                               SupernodalOrdering::Automatic}) {
+    std::string chosen;
+    const Result r = measure(
+        [&] {
+          auto solver = std::make_unique<SupernodalCholesky>(H.shared_pattern(), o);
+          chosen = supernodal_ordering_name(solver->ordering());
+          return solver;
+        },
+        [](const SupernodalCholesky& c) { return c.factorization_flops(); });
+    print(std::string("supernodal (") + supernodal_ordering_name(o) +
+              (o == SupernodalOrdering::Automatic ? ": " + chosen : std::string()) + ")",
+          r, cholmod ? &*cholmod : nullptr);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int repeats = 5;
-  bool small = false;
+  bool small = false, factor = false;
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
     if (arg == "--repeats" && a + 1 < argc) repeats = std::max(1, std::stoi(argv[++a]));
     else if (arg == "--small") small = true;
+    else if (arg == "--factor") factor = true;
     else {
-      std::fprintf(stderr, "usage: lsjit_bench_linear [--repeats N] [--small]\n");
+      std::fprintf(stderr, "usage: lsjit_bench_linear [--repeats N] [--small] [--factor]\n");
       return 2;
     }
   }
   std::mt19937_64 rng(42);
+  if (factor) {
+    std::printf("| matrix | dim | solver | analysis ms | MFlop | solve ms | GFlop/s | vs cholmod |\n");
+    std::printf("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
+    run_factor(g2o_structure("sphere2500.g2o", "sphere2500 (g2o)")
+                   .value_or(local_loops("sphere2500-like", 2500, 2450, 6, 60, rng)),
+               repeats, rng);
+    run_factor(g2o_structure("M3500.g2o", "M3500 (g2o)")
+                   .value_or(local_loops("M3500-like", 3500, 1950, 3, 60, rng)),
+               repeats, rng);
+    run_factor(pose_graph(5000, 1000, rng), repeats, rng);
+    return 0;
+  }
   std::printf("| problem | dim | stored blocks | solver | analysis ms | solve ms | iterations | nnz(L) |\n");
   std::printf("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n");
   run(pose_graph(small ? 100 : 400, small ? 20 : 100, rng), repeats, rng);

@@ -1,0 +1,389 @@
+#include "lsjit/runtime/linear/supernodal_analysis.h"
+
+#include <amd.h>
+#include <metis.h>
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include "lsjit/ir/error.h"
+
+namespace lsjit::linear {
+
+namespace {
+
+// Relaxed amalgamation (CHOLMOD's rule and defaults, in scalar columns of the merged
+// supernode): always merge up to kRelaxColumns[0] columns; up to kRelaxColumns[1] when
+// fewer than kRelaxZeros[0] of the merged panel's lower entries are explicit zeros, up to
+// kRelaxColumns[2] below kRelaxZeros[1], and any size below kRelaxZeros[2].
+constexpr int64_t kRelaxColumns[3] = {4, 16, 48};
+constexpr double kRelaxZeros[3] = {0.8, 0.1, 0.05};
+
+// The block graph: symmetric adjacency without the diagonal, rows sorted (CSR).
+struct BlockGraph {
+  std::vector<int64_t> begin;
+  std::vector<int64_t> adjacent;
+};
+
+BlockGraph block_graph(const BlockPattern& p) {
+  const int nb = p.num_blocks();
+  BlockGraph g;
+  g.begin.assign(nb + 1, 0);
+  for (int i = 0; i < nb; ++i)
+    for (int64_t k = p.row_begin(i) + 1; k < p.row_end(i); ++k) {
+      ++g.begin[i + 1];
+      ++g.begin[p.col(k) + 1];
+    }
+  for (int i = 0; i < nb; ++i) g.begin[i + 1] += g.begin[i];
+  g.adjacent.resize(g.begin[nb]);
+  std::vector<int64_t> next(g.begin.begin(), g.begin.end() - 1);
+  // Row i receives its lower neighbours (from rows j < i, in increasing j) before its upper
+  // ones (increasing): sorted, as AMD prefers.
+  for (int i = 0; i < nb; ++i)
+    for (int64_t k = p.row_begin(i) + 1; k < p.row_end(i); ++k) {
+      const int j = p.col(k);
+      g.adjacent[next[i]++] = j;
+      g.adjacent[next[j]++] = i;
+    }
+  return g;
+}
+
+std::vector<int> amd_ordering(const BlockGraph& g, int nb) {
+  std::vector<SuiteSparse_long> column_begin(g.begin.begin(), g.begin.end());
+  std::vector<SuiteSparse_long> rows(g.adjacent.begin(), g.adjacent.end());
+  rows.push_back(0);  // never empty: AMD rejects a null pointer
+  std::vector<SuiteSparse_long> perm(nb);
+  double control[AMD_CONTROL], info[AMD_INFO];
+  amd_l_defaults(control);
+  const SuiteSparse_long status =
+      amd_l_order(nb, column_begin.data(), rows.data(), perm.data(), control, info);
+  if (status != AMD_OK && status != AMD_OK_BUT_JUMBLED)
+    throw Error("supernodal_cholesky: AMD ordering failed (status " + std::to_string(status) +
+                (status == AMD_OUT_OF_MEMORY ? ": out of memory)" : ")"));
+  return std::vector<int>(perm.begin(), perm.end());
+}
+
+// METIS nested dissection with the block sizes as vertex weights, or nullopt when METIS
+// fails or the graph exceeds its 32-bit indices.
+std::optional<std::vector<int>> metis_ordering(const BlockGraph& g, const BlockPattern& p) {
+  const int nb = p.num_blocks();
+  if (g.adjacent.size() >= static_cast<size_t>(std::numeric_limits<idx_t>::max()))
+    return std::nullopt;
+  std::vector<idx_t> xadj(g.begin.begin(), g.begin.end());
+  std::vector<idx_t> adjncy(g.adjacent.begin(), g.adjacent.end());
+  adjncy.push_back(0);
+  std::vector<idx_t> weights(nb), perm(nb), iperm(nb);
+  for (int i = 0; i < nb; ++i) weights[i] = p.block_size(i);
+  idx_t options[METIS_NOPTIONS];
+  METIS_SetDefaultOptions(options);
+  options[METIS_OPTION_NUMBERING] = 0;
+  idx_t n = nb;
+  if (METIS_NodeND(&n, xadj.data(), adjncy.data(), weights.data(), options, perm.data(),
+                   iperm.data()) != METIS_OK)
+    return std::nullopt;
+  // METIS' perm[k] is the vertex placed k-th (as AMD's).
+  return std::vector<int>(perm.begin(), perm.end());
+}
+
+// The block elimination tree and block row structures of L for one block order.
+struct BlockSymbolic {
+  std::vector<int> parent;                // permuted block -> parent, -1 for a root
+  std::vector<int64_t> structure_begin;  // num_blocks + 1
+  std::vector<int> structure;             // block rows > j of block column j, increasing
+  double nonzeros = 0, flops = 0;
+};
+
+BlockSymbolic block_symbolic(const BlockGraph& g, const BlockPattern& p,
+                             const std::vector<int>& perm) {
+  const int nb = p.num_blocks();
+  std::vector<int> position(nb);
+  for (int k = 0; k < nb; ++k) position[perm[k]] = k;
+  BlockSymbolic s;
+  s.parent.assign(nb, -1);
+  s.structure_begin.assign(1, 0);
+  std::vector<int> mark(nb, -1), first_child(nb, -1), next_sibling(nb, -1);
+  for (int j = 0; j < nb; ++j) {
+    mark[j] = j;
+    const int original = perm[j];
+    for (int64_t e = g.begin[original]; e < g.begin[original + 1]; ++e) {
+      const int i = position[g.adjacent[e]];
+      if (i > j && mark[i] != j) {
+        mark[i] = j;
+        s.structure.push_back(i);
+      }
+    }
+    for (int c = first_child[j]; c >= 0; c = next_sibling[c])
+      for (int64_t e = s.structure_begin[c]; e < s.structure_begin[c + 1]; ++e) {
+        const int i = s.structure[e];
+        if (mark[i] != j) {
+          mark[i] = j;
+          s.structure.push_back(i);
+        }
+      }
+    const auto first = s.structure.begin() + s.structure_begin[j];
+    std::sort(first, s.structure.end());
+    s.structure_begin.push_back(static_cast<int64_t>(s.structure.size()));
+    if (first != s.structure.end()) {
+      const int parent = *first;
+      s.parent[j] = parent;
+      next_sibling[j] = first_child[parent];
+      first_child[parent] = j;
+    }
+    double below = 0;
+    for (auto it = first; it != s.structure.end(); ++it) below += p.block_size(perm[*it]);
+    for (int a = p.block_size(original); a >= 1; --a) {
+      const double count = a + below;
+      s.nonzeros += count;
+      s.flops += count * count;
+    }
+  }
+  return s;
+}
+
+// perm followed by a postorder of its elimination tree (children in increasing order).
+std::vector<int> postordered(const std::vector<int>& perm, const std::vector<int>& parent) {
+  const int nb = static_cast<int>(perm.size());
+  std::vector<int> first_child(nb, -1), next_sibling(nb, -1), order, stack;
+  order.reserve(nb);
+  for (int j = nb - 1; j >= 0; --j)
+    if (parent[j] >= 0) {
+      next_sibling[j] = first_child[parent[j]];
+      first_child[parent[j]] = j;
+    }
+  std::vector<int> next_child(first_child);
+  for (int root = 0; root < nb; ++root) {
+    if (parent[root] >= 0) continue;
+    stack.push_back(root);
+    while (!stack.empty()) {
+      const int j = stack.back();
+      if (const int c = next_child[j]; c >= 0) {
+        next_child[j] = next_sibling[c];
+        stack.push_back(c);
+      } else {
+        order.push_back(j);
+        stack.pop_back();
+      }
+    }
+  }
+  std::vector<int> result(nb);
+  for (int k = 0; k < nb; ++k) result[k] = perm[order[k]];
+  return result;
+}
+
+// Supernode boundaries (in postordered blocks): fundamental supernodes, then relaxed
+// amalgamation of a supernode into its parent when the parent follows it directly.
+std::vector<int> supernode_boundaries(const BlockSymbolic& s, const BlockPattern& p,
+                                      const std::vector<int>& perm) {
+  const int nb = p.num_blocks();
+  std::vector<int> children(nb, 0);
+  for (int j = 0; j < nb; ++j)
+    if (s.parent[j] >= 0) ++children[s.parent[j]];
+  auto count = [&](int j) { return s.structure_begin[j + 1] - s.structure_begin[j]; };
+  std::vector<int> fundamental{0};
+  for (int j = 1; j < nb; ++j)
+    if (!(s.parent[j - 1] == j && children[j] == 1 && count(j - 1) == count(j) + 1))
+      fundamental.push_back(j);
+  fundamental.push_back(nb);
+
+  auto below_scalars = [&](int j) {
+    int64_t below = 0;
+    for (int64_t e = s.structure_begin[j]; e < s.structure_begin[j + 1]; ++e)
+      below += p.block_size(perm[s.structure[e]]);
+    return below;
+  };
+  // True lower entries of block columns [first, last) of one fundamental supernode.
+  auto true_entries = [&](int first, int last) {
+    double entries = 0;
+    for (int j = first; j < last; ++j) {
+      const int64_t below = below_scalars(j);
+      for (int a = p.block_size(perm[j]); a >= 1; --a) entries += a + below;
+    }
+    return entries;
+  };
+  std::vector<int> boundaries{0};
+  int64_t group_columns = 0;
+  double group_entries = 0;
+  const int num_fundamental = static_cast<int>(fundamental.size()) - 1;
+  for (int f = 0; f < num_fundamental; ++f) {
+    const int first = fundamental[f], last = fundamental[f + 1];
+    int64_t columns = 0;
+    for (int j = first; j < last; ++j) columns += p.block_size(perm[j]);
+    group_columns += columns;
+    group_entries += true_entries(first, last);
+    // Merge the group (ending with this supernode) into the next one if it is the parent.
+    if (f + 1 < num_fundamental && s.parent[last - 1] == last) {
+      const int next_last = fundamental[f + 2];
+      int64_t next_columns = 0;
+      for (int j = last; j < next_last; ++j) next_columns += p.block_size(perm[j]);
+      const double merged = static_cast<double>(group_columns + next_columns);
+      const double below = static_cast<double>(below_scalars(next_last - 1));
+      const double stored = merged * (merged + 1) / 2 + merged * below;
+      const double zeros = (stored - group_entries - true_entries(last, next_last)) / stored;
+      if (merged <= kRelaxColumns[0] || (merged <= kRelaxColumns[1] && zeros < kRelaxZeros[0]) ||
+          (merged <= kRelaxColumns[2] && zeros < kRelaxZeros[1]) || zeros < kRelaxZeros[2])
+        continue;
+    }
+    boundaries.push_back(last);
+    group_columns = 0;
+    group_entries = 0;
+  }
+  return boundaries;
+}
+
+// Fills the panels' layout and the map of A's blocks into them.
+void lay_out(SupernodalAnalysis& a, const BlockSymbolic& s, const BlockPattern& p,
+             const std::vector<int>& boundaries) {
+  const int nb = p.num_blocks(), ns = static_cast<int>(boundaries.size()) - 1;
+  a.supernode_of_block.resize(nb);
+  a.column_begin.assign(1, 0);
+  a.row_begin.assign(1, 0);
+  a.panel_offset.assign(1, 0);
+  std::vector<int64_t> below_blocks_begin{0};
+  std::vector<int> below_blocks;
+  for (int sn = 0; sn < ns; ++sn) {
+    const int first = boundaries[sn], last = boundaries[sn + 1];
+    for (int j = first; j < last; ++j) {
+      a.supernode_of_block[j] = sn;
+      for (int b = 0; b < p.block_size(a.block_perm[j]); ++b)
+        a.row_index.push_back(a.permuted_offset[j] + b);
+    }
+    const int64_t columns = a.permuted_offset[last] - a.permuted_offset[first];
+    for (int64_t e = s.structure_begin[last - 1]; e < s.structure_begin[last]; ++e) {
+      const int i = s.structure[e];
+      below_blocks.push_back(i);
+      for (int b = 0; b < p.block_size(a.block_perm[i]); ++b)
+        a.row_index.push_back(a.permuted_offset[i] + b);
+    }
+    below_blocks_begin.push_back(static_cast<int64_t>(below_blocks.size()));
+    const int64_t rows = static_cast<int64_t>(a.row_index.size()) - a.row_begin.back();
+    a.column_begin.push_back(a.permuted_offset[last]);
+    a.row_begin.push_back(static_cast<int64_t>(a.row_index.size()));
+    a.panel_offset.push_back(a.panel_offset.back() + rows * columns);
+    a.stored_entries += columns * (columns + 1) / 2.0 + columns * double(rows - columns);
+    a.max_rows = std::max(a.max_rows, rows);
+    a.max_below_rows = std::max(a.max_below_rows, rows - columns);
+  }
+
+  // Panel row of each permuted scalar row in supernode t (its row_index is increasing).
+  auto panel_row = [&](int t, int64_t row) {
+    const auto first = a.row_index.begin() + a.row_begin[t];
+    return static_cast<int32_t>(
+        std::lower_bound(first, a.row_index.begin() + a.row_begin[t + 1], row) - first);
+  };
+  auto leading = [&](int t) { return a.row_begin[t + 1] - a.row_begin[t]; };
+
+  // A's blocks: (i, j) stored with i <= j; the one eliminated first is L's column.
+  a.block_target.resize(p.num_stored_blocks());
+  for (int i = 0; i < nb; ++i)
+    for (int64_t k = p.row_begin(i); k < p.row_end(i); ++k) {
+      const int pi = a.block_position[i], pj = a.block_position[p.col(k)];
+      const int column_block = std::min(pi, pj), row_block = std::max(pi, pj);
+      const int t = a.supernode_of_block[column_block];
+      const int64_t ld = leading(t);
+      const int64_t column = a.permuted_offset[column_block] - a.column_begin[t];
+      const int64_t row = panel_row(t, a.permuted_offset[row_block]);
+      const auto placement = pi == pj  ? SupernodalAnalysis::Placement::Diagonal
+                             : pi < pj ? SupernodalAnalysis::Placement::Direct
+                                       : SupernodalAnalysis::Placement::Transposed;
+      a.block_target[k] = {a.panel_offset[t] + column * ld + row, ld, placement};
+    }
+
+  // The updates: supernode sn's below rows, grouped by the ancestor owning them.
+  a.update_begin.assign(1, 0);
+  for (int sn = 0; sn < ns; ++sn) {
+    const int64_t columns = a.column_begin[sn + 1] - a.column_begin[sn];
+    const int64_t* below = a.row_index.data() + a.row_begin[sn] + columns;
+    const int64_t m = leading(sn) - columns;
+    int64_t w = 0;
+    while (w < m) {
+      const int t = a.supernode_of_block[std::upper_bound(a.permuted_offset.begin(),
+                                                         a.permuted_offset.end(), below[w]) -
+                                         a.permuted_offset.begin() - 1];
+      int64_t last = w;
+      while (last < m && below[last] < a.column_begin[t + 1]) ++last;
+      SupernodalAnalysis::Update u{t, static_cast<int32_t>(w), static_cast<int32_t>(last),
+                                   static_cast<int64_t>(a.runs.size()), 0};
+      // Runs of rows contiguous in both the workspace and t's panel, block by block.
+      for (int64_t e = below_blocks_begin[sn]; e < below_blocks_begin[sn + 1]; ++e) {
+        const int block = below_blocks[e];
+        const int64_t source = std::lower_bound(below, below + m, a.permuted_offset[block]) - below;
+        if (source < w) continue;
+        const int32_t target = panel_row(t, a.permuted_offset[block]);
+        const int32_t length = p.block_size(a.block_perm[block]);
+        if (u.run_begin < static_cast<int64_t>(a.runs.size())) {
+          auto& run = a.runs.back();
+          if (run.source_row + run.length == source && run.target_row + run.length == target) {
+            run.length += length;
+            continue;
+          }
+        }
+        a.runs.push_back({static_cast<int32_t>(source), target, length});
+      }
+      u.run_end = static_cast<int64_t>(a.runs.size());
+      a.updates.push_back(u);
+      w = last;
+    }
+    a.update_begin.push_back(static_cast<int64_t>(a.updates.size()));
+  }
+}
+
+}  // namespace
+
+const char* supernodal_ordering_name(SupernodalOrdering ordering) {
+  switch (ordering) {
+    case SupernodalOrdering::Automatic: return "automatic";
+    case SupernodalOrdering::Amd: return "amd";
+    case SupernodalOrdering::NestedDissection: return "nested_dissection";
+  }
+  return "unknown";
+}
+
+SupernodalAnalysis analyze_supernodal(const BlockPattern& p, SupernodalOrdering ordering) {
+  const int nb = p.num_blocks();
+  if (p.dim() > std::numeric_limits<int32_t>::max())
+    throw Error("supernodal_cholesky: " + std::to_string(p.dim()) +
+                " scalar rows exceed the factor's 32-bit panel row indices");
+  SupernodalAnalysis a;
+  if (nb == 0) {  // nothing to order or factor: an empty factor
+    for (auto* v : {&a.column_begin, &a.row_begin, &a.panel_offset, &a.update_begin,
+                    &a.permuted_offset})
+      v->assign(1, 0);
+    return a;
+  }
+  const BlockGraph g = block_graph(p);
+
+  std::vector<int> perm;
+  if (ordering != SupernodalOrdering::NestedDissection) {
+    perm = amd_ordering(g, nb);
+    a.ordering = SupernodalOrdering::Amd;
+  }
+  if (ordering != SupernodalOrdering::Amd) {
+    std::optional<std::vector<int>> nd = metis_ordering(g, p);
+    if (!nd && ordering == SupernodalOrdering::NestedDissection)
+      throw Error("supernodal_cholesky: METIS nested dissection failed");
+    if (nd && (perm.empty() || block_symbolic(g, p, *nd).flops < block_symbolic(g, p, perm).flops)) {
+      perm = std::move(*nd);
+      a.ordering = SupernodalOrdering::NestedDissection;
+    }
+  }
+  perm = postordered(perm, block_symbolic(g, p, perm).parent);
+  const BlockSymbolic s = block_symbolic(g, p, perm);
+  a.factor_nonzeros = s.nonzeros;
+  a.factorization_flops = s.flops;
+
+  a.block_perm = perm;
+  a.block_position.resize(nb);
+  a.permuted_offset.assign(1, 0);
+  for (int k = 0; k < nb; ++k) {
+    a.block_position[perm[k]] = k;
+    a.permuted_offset.push_back(a.permuted_offset.back() + p.block_size(perm[k]));
+    for (int b = 0; b < p.block_size(perm[k]); ++b)
+      a.scalar_perm.push_back(p.scalar_offset(perm[k]) + b);
+  }
+  lay_out(a, s, p, supernode_boundaries(s, p, perm));
+  return a;
+}
+
+}  // namespace lsjit::linear

@@ -1,0 +1,67 @@
+// lsjit's own supernodal sparse Cholesky: lsjit's SparseCholesky (make_linear_solver).
+//
+// The thesis is "specialize to the static structure": everything that depends on the
+// pattern only — ordering, elimination tree, supernodes, the panels' memory, where every
+// value of A goes, where every supernode's update goes — is computed once, in the
+// constructor (supernodal_analysis.h). solve() then only does arithmetic, into memory that
+// already exists: it allocates nothing (tests/runtime/linear_supernodal_alloc_test.cpp).
+//
+// solve():
+//   1. zero the panels; copy A's read values (diagonal blocks: their upper triangle) and the
+//      shift into them through the precomputed block map;
+//   2. supernodes in postorder (right-looking, multifrontal-like): Cholesky of the diagonal
+//      block, triangular solve of the rows below, their update L_b L_bᵀ into one
+//      preallocated workspace, scatter-subtracted into the ancestors' panels through the
+//      precomputed row runs. Large supernodes call OpenBLAS (dpotrf, dtrsm, dsyrk), small
+//      ones loops of our own (supernodal_kernels.h), where a BLAS call's overhead dominates;
+//   3. forward and back substitution supernode by supernode, in the permuted order.
+// A pivot <= 0 or NaN is ok = false, naming the scalar row and block of A (A's numbering).
+//
+// OpenBLAS runs single-threaded (set once, process-wide): lsjit decides its threading.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "lsjit/runtime/linear/linear_solver.h"
+#include "lsjit/runtime/linear/supernodal_analysis.h"
+
+namespace lsjit::linear {
+
+class SupernodalCholesky final : public LinearSolver {
+ public:
+  // Automatic: AMD or METIS nested dissection on the block graph, whichever predicts fewer
+  // flops. Throws lsjit::Error when the analysis fails (see analyze_supernodal).
+  explicit SupernodalCholesky(std::shared_ptr<const BlockPattern> pattern,
+                              SupernodalOrdering ordering = SupernodalOrdering::Automatic);
+  std::string_view name() const override { return "supernodal_cholesky"; }
+  bool direct() const override { return true; }
+
+  // As the analysis predicts them: nonzeros of L (fill included, amalgamation zeros not)
+  // and the flops of one numeric factorization (Σ over L's columns of count², as CHOLMOD).
+  double factor_nonzeros() const { return analysis_.factor_nonzeros; }
+  double factorization_flops() const { return analysis_.factorization_flops; }
+  SupernodalOrdering ordering() const { return analysis_.ordering; }  // the chosen one
+  int num_supernodes() const { return analysis_.num_supernodes(); }
+  const SupernodalAnalysis& analysis() const { return analysis_; }
+
+ protected:
+  LinearSolveSummary solve_checked(const BlockSparseSymmetric& A, const double* shift,
+                                   const double* b, double* x,
+                                   const LinearSolverOptions& options) override;
+
+ private:
+  // Steps 1 and 2; the permuted scalar column of the first bad pivot, or -1.
+  int64_t factor(const BlockSparseSymmetric& A, const double* shift);
+  void scatter(const BlockSparseSymmetric& A, const double* shift);
+  void update_ancestors(int supernode, int64_t below);
+  void substitute(double* y);  // step 3 on the permuted right-hand side, in place
+
+  SupernodalAnalysis analysis_;
+  std::vector<double> panels_;     // the factor, see supernodal_analysis.h's layout
+  std::vector<double> workspace_;  // max_below_rows², the update of one supernode
+  std::vector<double> permuted_;   // dim(): the permuted right-hand side / solution
+  std::vector<double> gathered_;   // max_rows: a supernode's rows of the solution
+};
+
+}  // namespace lsjit::linear

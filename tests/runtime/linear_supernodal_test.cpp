@@ -1,0 +1,229 @@
+// SupernodalCholesky (runtime/linear/supernodal_cholesky.h) against Eigen's dense LLT on
+// random block-sparse SPD matrices of many shapes, with both orderings; the reuse of its
+// analysis; and its failures, which must name the right block of A.
+#include <doctest/doctest.h>
+
+#include <Eigen/Cholesky>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../support/random_block_sparse.h"
+#include "lsjit/runtime/linear/supernodal_cholesky.h"
+
+using namespace lsjit::linear;
+using lsjit::testing::fill_random;
+using lsjit::testing::make_matrix;
+using lsjit::testing::random_block_structure;
+using lsjit::testing::random_vector;
+
+namespace {
+
+constexpr SupernodalOrdering kOrderings[] = {SupernodalOrdering::Amd,
+                                             SupernodalOrdering::NestedDissection,
+                                             SupernodalOrdering::Automatic};
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// Solves (A + diag(shift)) x = b with the solver and with Eigen's dense LLT; the relative
+// difference of the solutions.
+double solve_error(SupernodalCholesky& solver, const BlockSparseSymmetric& A,
+                   const Eigen::VectorXd* shift, const Eigen::VectorXd& b) {
+  Eigen::MatrixXd dense = A.to_dense();
+  if (shift != nullptr) dense.diagonal() += *shift;
+  const Eigen::LLT<Eigen::MatrixXd> llt(dense);
+  REQUIRE(llt.info() == Eigen::Success);
+  const Eigen::VectorXd reference = llt.solve(b);
+  Eigen::VectorXd x = Eigen::VectorXd::Constant(A.dim(), -99.0);
+  const LinearSolveSummary s = solver.solve(A, shift ? shift->data() : nullptr, b.data(),
+                                            x.data(), LinearSolverOptions{});
+  CAPTURE(s.message);
+  REQUIRE(s.ok);
+  CHECK(s.direct);
+  return (x - reference).norm() / reference.norm();
+}
+
+// Several value sets and shifts on one solver object per ordering: all agree with LLT, and
+// the analysis runs once.
+void check_structure(const lsjit::testing::RandomBlockStructure& structure, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  BlockSparseSymmetric A = make_matrix(structure);
+  for (SupernodalOrdering ordering : kOrderings) {
+    CAPTURE(supernodal_ordering_name(ordering));
+    SupernodalCholesky solver(A.shared_pattern(), ordering);
+    CHECK(solver.factor_nonzeros() > 0);
+    CHECK(solver.factorization_flops() >= solver.factor_nonzeros());
+    for (int round = 0; round < 3; ++round) {
+      fill_random(structure, A, rng);
+      const Eigen::VectorXd b = random_vector(A.dim(), rng);
+      const Eigen::VectorXd shift = random_vector(A.dim(), rng, 0.0, 2.0);
+      CHECK(solve_error(solver, A, nullptr, b) <= 1e-10);
+      CHECK(solve_error(solver, A, &shift, b) <= 1e-10);
+    }
+    CHECK(solver.analyses() == 1);
+    CHECK(solver.factorizations() == 6);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("linear supernodal: agrees with dense LLT on random block-sparse matrices") {
+  struct Shape {
+    const char* name;
+    int blocks, max_block_size;
+    double couplings;
+  };
+  const Shape shapes[] = {
+      {"mixed sizes", 60, 9, 1.5},
+      {"1x1 blocks", 80, 1, 2.0},
+      {"6x6-ish blocks, sparse", 100, 6, 0.6},
+      {"very sparse (mostly disconnected)", 50, 4, 0.2},
+      {"block diagonal (all disconnected)", 20, 5, 0.0},
+      {"dense-ish", 30, 5, 8.0},
+      {"a single block", 1, 7, 0.0},
+      {"two blocks", 2, 3, 1.0},
+  };
+  uint64_t seed = 1;
+  for (const Shape& shape : shapes) {
+    CAPTURE(shape.name);
+    std::mt19937_64 rng(seed++);
+    check_structure(random_block_structure(rng, shape.blocks, shape.max_block_size, shape.couplings),
+                    seed);
+  }
+}
+
+TEST_CASE("linear supernodal: large supernodes (BLAS kernels) agree with dense LLT") {
+  // Many couplings among few large blocks: the fill makes supernodes past the size at which
+  // the kernels switch from our loops to OpenBLAS.
+  std::mt19937_64 rng(77);
+  lsjit::testing::RandomBlockStructure structure = random_block_structure(rng, 40, 12, 6.0);
+  check_structure(structure, 78);
+  SupernodalCholesky solver(make_matrix(structure).shared_pattern());
+  int64_t widest = 0;
+  const auto& a = solver.analysis();
+  for (int s = 0; s < solver.num_supernodes(); ++s)
+    widest = std::max(widest, a.column_begin[s + 1] - a.column_begin[s]);
+  CHECK(widest > 24);
+}
+
+TEST_CASE("linear supernodal: two separate chains of blocks") {
+  // Blocks 0-9 and 10-19 form two paths with no coupling between them: two trees.
+  std::vector<int> sizes(20, 3);
+  std::vector<std::pair<int, int>> pairs;
+  lsjit::testing::RandomBlockStructure structure;
+  structure.block_sizes = sizes;
+  for (int i = 0; i < 20; ++i) structure.residuals.push_back({{i}, 3});
+  for (int i = 0; i + 1 < 20; ++i)
+    if (i != 9) {
+      structure.residuals.push_back({{i, i + 1}, 2});
+      structure.pairs.emplace_back(i, i + 1);
+    }
+  check_structure(structure, 5);
+}
+
+TEST_CASE("linear supernodal: the block orderings avoid the fill of an arrowhead") {
+  // Block 0 is coupled to every other block: eliminated first it would fill everything.
+  const int n = 30;
+  std::vector<int> sizes(n, 3);
+  std::vector<std::pair<int, int>> pairs;
+  for (int i = 1; i < n; ++i) pairs.emplace_back(0, i);
+  const BlockSparseSymmetric A(sizes, pairs);
+  const double lower_nonzeros = static_cast<double>(A.pattern().lower_csc().row.size());
+  for (SupernodalOrdering ordering : kOrderings) {
+    CAPTURE(supernodal_ordering_name(ordering));
+    const SupernodalCholesky solver(A.shared_pattern(), ordering);
+    CHECK(solver.factor_nonzeros() == lower_nonzeros);
+  }
+  const SupernodalCholesky forced(A.shared_pattern(), SupernodalOrdering::NestedDissection);
+  CHECK(forced.ordering() == SupernodalOrdering::NestedDissection);
+}
+
+TEST_CASE("linear supernodal: a non-positive pivot names A's scalar row and block") {
+  // A negative enough shift on one scalar r of a random SPD matrix: every leading principal
+  // submatrix without r stays positive definite, so r is the first pivot to fail whatever
+  // the ordering, and the message must name r and its block in A's numbering.
+  std::mt19937_64 rng(31);
+  const auto structure = random_block_structure(rng, 40, 6, 1.5);
+  BlockSparseSymmetric A = make_matrix(structure);
+  fill_random(structure, A, rng);
+  const Eigen::VectorXd b = random_vector(A.dim(), rng);
+  for (SupernodalOrdering ordering : kOrderings) {
+    SupernodalCholesky solver(A.shared_pattern(), ordering);
+    for (int block : {0, 17, 39}) {
+      const int64_t row = A.scalar_offset(block) + A.block_size(block) - 1;
+      CAPTURE(row);
+      Eigen::VectorXd shift = Eigen::VectorXd::Zero(A.dim());
+      shift[row] = -1e6;
+      Eigen::VectorXd x(A.dim());
+      const LinearSolveSummary s = solver.solve(A, shift.data(), b.data(), x.data(), {});
+      CHECK(!s.ok);
+      CHECK(s.message == "the matrix is not positive definite (supernodal Cholesky: "
+                         "non-positive pivot at scalar row " + std::to_string(row) +
+                         ", block " + std::to_string(block) + ")");
+    }
+    // Singular: block 5 zeroed out entirely (its diagonal block too).
+    BlockSparseSymmetric singular = A;
+    for (int64_t k = singular.pattern().row_begin(5); k < singular.pattern().row_end(5); ++k) {
+      const int j = singular.pattern().col(k);
+      std::fill_n(singular.values().data() + singular.pattern().offset(k),
+                  singular.block_size(5) * singular.block_size(j), 0.0);
+    }
+    for (int i = 0; i < 5; ++i)
+      if (const int64_t off = singular.find(i, 5); off >= 0)
+        std::fill_n(singular.values().data() + off, singular.block_size(i) * singular.block_size(5), 0.0);
+    Eigen::VectorXd x(A.dim());
+    const LinearSolveSummary s = solver.solve(singular, nullptr, b.data(), x.data(), {});
+    CHECK(!s.ok);
+    CHECK(contains(s.message, "not positive definite"));
+    CHECK(contains(s.message, ", block 5)"));
+    // And the same object still solves the good matrix.
+    CHECK(solve_error(solver, A, nullptr, b) <= 1e-10);
+  }
+}
+
+TEST_CASE("linear supernodal: NaN or infinity in A, shift or b, and a foreign pattern, are rejected") {
+  std::mt19937_64 rng(41);
+  const auto structure = random_block_structure(rng, 15, 4, 1.5);
+  BlockSparseSymmetric A = make_matrix(structure);
+  fill_random(structure, A, rng);
+  SupernodalCholesky solver(A.shared_pattern());
+  const Eigen::VectorXd b = random_vector(A.dim(), rng);
+  Eigen::VectorXd x(A.dim());
+  const double bad_values[] = {std::numeric_limits<double>::quiet_NaN(),
+                               std::numeric_limits<double>::infinity()};
+  for (double bad : bad_values) {
+    BlockSparseSymmetric badA = A;
+    badA.values()[A.pattern().offset(A.pattern().row_end(3) - 1)] = bad;
+    LinearSolveSummary s = solver.solve(badA, nullptr, b.data(), x.data(), {});
+    CHECK(!s.ok);
+    CHECK(contains(s.message, "A has a non-finite value in block (3, "));
+    Eigen::VectorXd shift = Eigen::VectorXd::Ones(A.dim());
+    shift[4] = bad;
+    s = solver.solve(A, shift.data(), b.data(), x.data(), {});
+    CHECK(!s.ok);
+    CHECK(contains(s.message, "shift[4]"));
+    Eigen::VectorXd bad_b = b;
+    bad_b[2] = bad;
+    s = solver.solve(A, nullptr, bad_b.data(), x.data(), {});
+    CHECK(!s.ok);
+    CHECK(contains(s.message, "b[2]"));
+  }
+  // One more coupling than A has: a different pattern.
+  int partner = 1;
+  while (A.find(0, partner) >= 0) ++partner;
+  REQUIRE(partner < A.num_blocks());
+  auto other = structure;
+  other.pairs.emplace_back(0, partner);
+  other.residuals.push_back({{0, partner}, 1});
+  BlockSparseSymmetric B = make_matrix(other);
+  fill_random(other, B, rng);
+  const LinearSolveSummary s = solver.solve(B, nullptr, b.data(), x.data(), {});
+  CHECK(!s.ok);
+  CHECK(contains(s.message, "does not have the block pattern"));
+  CHECK(solver.factorizations() == 0);  // every call above was refused before factoring
+  CHECK(solve_error(solver, A, nullptr, b) <= 1e-10);
+}
