@@ -101,3 +101,18 @@ TEST_CASE("lsjit solve --out keeps a 0600 file 0600 and writes through a symlink
   CHECK(contents(secret) != contents(graph));
   CHECK(contents(secret).starts_with("VERTEX_SE2 "));
 }
+
+TEST_CASE("lsjit trace refuses an IR file larger than any trace, without reading it") {
+  const fs::path dir = fs::path(LSJIT_TEST_TMP_DIR) / "hostile_trace";
+  fs::create_directories(dir);
+  const fs::path big = dir / "huge.ir";
+  {
+    std::ofstream(big) << "";
+  }
+  fs::resize_file(big, (64u << 20) + 1);  // sparse: no disk used, 64 MiB + 1 of zeros
+  const lsjit::testing::CliRun r = lsjit::testing::run_cli("trace " + big.string());
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("expected an IR text file of at most 67108864 bytes") != std::string::npos);
+  fs::remove(big);
+}

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "flags.h"
 #include "lsjit/compiler/codegen.h"
 #include "lsjit/compiler/kernel.h"
 #include "lsjit/ir/differentiate.h"
@@ -138,6 +139,15 @@ int trace_command(const Args& args, std::ostream& out, std::ostream& err) {
   if (const BuiltinCost* cost = find_builtin_cost(source)) {
     trace = cost->trace();
   } else if (std::filesystem::is_regular_file(source)) {
+    // Read only up to a bound: the largest trace lsjit dumps is a few MB, and a file's size
+    // must not decide how much this process allocates.
+    constexpr uintmax_t kMaxIrBytes = 64u << 20;
+    std::error_code size_error;
+    if (const uintmax_t size = std::filesystem::file_size(source, size_error); !size_error && size > kMaxIrBytes) {
+      err << "lsjit trace: '" << printable(source) << "' has " << size << " bytes: expected an IR text file of at most "
+          << kMaxIrBytes << " bytes\n";
+      return 1;
+    }
     std::ifstream in(source, std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();
