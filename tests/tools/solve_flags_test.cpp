@@ -79,6 +79,10 @@ TEST_CASE("solve flags: usage errors say what is wrong, and echo input safely") 
   const std::string nasty = error_of({"g", "--linear-solver", std::string("qr\x1b[2J\n\0x", 9)});
   CHECK(nasty.find('\x1b') == std::string::npos);
   CHECK(nasty.find("\\x1b[2J\\x0a\\x00x") != std::string::npos);
+  // A value given to a flag that takes none: CLI11's message quoted it raw (fuzz_cli_flags).
+  const std::string flag_value = error_of({"g", std::string("--verbose=\x1b\x01x", 13)});
+  CHECK(flag_value.find('\x1b') == std::string::npos);
+  CHECK(flag_value.find('\x01') == std::string::npos);
   const std::string long_value(5000, 'z');
   CHECK(error_of({"g", "--format", long_value}).size() < 200);
 }

@@ -28,11 +28,11 @@ std::optional<double> strict_double(const std::string& text) {
 
 }  // namespace
 
-std::string printable(std::string_view text) {
+std::string printable(std::string_view text, size_t max_chars) {
   std::string out;
   size_t shown = 0;
   for (unsigned char c : text) {
-    if (shown == 40) return out + "...";
+    if (shown == max_chars) return out + "...";
     if (c < 0x20 || c >= 0x7f) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02x", c);
@@ -88,7 +88,11 @@ std::optional<std::string> parse_flags(CLI::App& app, const std::vector<std::str
     const std::string what = e.what();
     return what.substr(0, what.find(':')) + " needs a value\n";
   } catch (const CLI::ParseError& e) {
-    return std::string(e.what()) + "\n";
+    // CLI11's own messages echo the input (e.g. "--verbose=VALUE" is a ConversionError that
+    // quotes VALUE): escaped and cut like every echoed token.
+    std::string message = printable(e.what(), std::string::npos);
+    if (message.size() > 300) message = message.substr(0, 300) + "...";
+    return message + "\n";
   }
   for (const std::string& extra : app.remaining()) {
     if (extra.size() > 1 && extra[0] == '-') return "unknown option '" + printable(extra) + "'\n";

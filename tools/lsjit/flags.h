@@ -25,8 +25,9 @@ CLI::Validator integer_in(int64_t lo, int64_t hi);
 CLI::Validator number_in(double lo, double hi, bool lo_open = false);
 
 // `text` for a message: control bytes and bytes >= 0x7f as \xNN, cut after 40 characters
-// with "...": a flag's value may come from anywhere and must not garble a terminal.
-std::string printable(std::string_view text);
+// with "..." (or after max_chars): a flag's value may come from anywhere and must not
+// garble a terminal.
+std::string printable(std::string_view text, size_t max_chars = 40);
 
 // Parses args (everything after the subcommand's name) into app, which must have been set
 // up with app.allow_extras() off. Returns nullopt on success, else one line (newline
