@@ -15,10 +15,8 @@ struct CliRun {
   std::string out;  // stdout and stderr, interleaved
 };
 
-// `environment`: assignments (NAME=VALUE ...) for the child only.
-inline CliRun run_cli(const std::string& args, const std::string& environment = "") {
-  const std::string command = (environment.empty() ? "" : "env " + environment + " ") +
-                              std::string(LSJIT_CLI_PATH) + " " + args + " 2>&1";
+// Runs a shell command line and collects what it prints; the exit code is the shell's.
+inline CliRun run_shell(const std::string& command) {
   FILE* pipe = popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);
   CliRun r{0, ""};
@@ -28,6 +26,12 @@ inline CliRun run_cli(const std::string& args, const std::string& environment = 
   const int status = pclose(pipe);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// `environment`: assignments (NAME=VALUE ...) for the child only.
+inline CliRun run_cli(const std::string& args, const std::string& environment = "") {
+  return run_shell((environment.empty() ? "" : "env " + environment + " ") + std::string(LSJIT_CLI_PATH) +
+                   " " + args + " 2>&1");
 }
 
 }  // namespace lsjit::testing

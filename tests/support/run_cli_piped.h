@@ -17,16 +17,7 @@ namespace lsjit::testing {
 // `producer | lsjit args`. The exit code is lsjit's (the shell reports the last command of
 // a pipeline), so a producer killed by SIGPIPE when lsjit stops reading does not count.
 inline CliRun run_cli_piped(const std::string& producer, const std::string& args) {
-  const std::string command = producer + " | " + std::string(LSJIT_CLI_PATH) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  CliRun r{0, ""};
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return run_shell(producer + " | " + std::string(LSJIT_CLI_PATH) + " " + args + " 2>&1");
 }
 
 // The largest peak resident set size, in bytes, of any child (or grandchild waited for by
