@@ -22,8 +22,10 @@ SupernodalCholesky::SupernodalCholesky(std::shared_ptr<const BlockPattern> patte
                                        SupernodalOrdering ordering)
     : LinearSolver(std::move(pattern)), analysis_(analyze_supernodal(*pattern_, ordering)) {
   supernodal::init_blas();
-  panels_.assign(analysis_.panel_offset.back(), 0.0);
-  workspace_.assign(analysis_.max_below_rows * analysis_.max_below_rows, 0.0);
+  // The padding: below_product's loops read up to kProductRowPad - 1 doubles past a column.
+  panels_.assign(analysis_.panel_offset.back() + supernodal::kProductRowPad, 0.0);
+  const int64_t ldw = supernodal::product_leading_dimension(analysis_.max_below_rows);
+  workspace_.assign(ldw * ldw, 0.0);
   permuted_.assign(pattern_->dim(), 0.0);
   gathered_.assign(analysis_.max_rows, 0.0);
   analyses_ = 1;
@@ -67,23 +69,14 @@ void SupernodalCholesky::update_ancestors(int s, int64_t below) {
   const int64_t columns = a.column_begin[s + 1] - a.column_begin[s];
   const int64_t* rows = a.row_index.data() + a.row_begin[s] + columns;
   const double* W = workspace_.data();
+  const int64_t ldw = supernodal::product_leading_dimension(below);
   for (int64_t u = a.update_begin[s]; u < a.update_begin[s + 1]; ++u) {
     const SupernodalAnalysis::Update& update = a.updates[u];
     const int t = update.target;
-    const int64_t ld = a.row_begin[t + 1] - a.row_begin[t];
-    double* target = panels_.data() + a.panel_offset[t];
-    for (int64_t w = update.first; w < update.last; ++w) {
-      double* column = target + (rows[w] - a.column_begin[t]) * ld;
-      const double* source = W + w * below;
-      for (int64_t e = update.run_begin; e < update.run_end; ++e) {
-        const SupernodalAnalysis::RowRun& run = a.runs[e];
-        const int64_t end = run.source_row + run.length;
-        if (end <= w) continue;
-        const int64_t start = std::max<int64_t>(run.source_row, w);
-        double* dst = column + run.target_row - run.source_row;
-        for (int64_t r = start; r < end; ++r) dst[r] -= source[r];
-      }
-    }
+    supernodal::subtract_update(W, ldw, update.first, update.last, rows, a.column_begin[t],
+                                panels_.data() + a.panel_offset[t],
+                                a.row_begin[t + 1] - a.row_begin[t], a.runs.data() + update.run_begin,
+                                update.run_end - update.run_begin);
   }
 }
 
@@ -98,7 +91,8 @@ int64_t SupernodalCholesky::factor(const BlockSparseSymmetric& A, const double* 
       return a.column_begin[s] + bad;
     if (below == 0) continue;
     supernodal::solve_below(panel, n, below, ld);
-    supernodal::below_product(panel, n, below, ld, workspace_.data());
+    supernodal::below_product(panel, n, below, ld, workspace_.data(),
+                              supernodal::product_leading_dimension(below));
     update_ancestors(s, below);
   }
   return -1;
@@ -118,11 +112,7 @@ void SupernodalCholesky::substitute(double* y) {
       ys[c] /= L[c * ld + c];
       for (int64_t r = c + 1; r < n; ++r) ys[r] -= L[c * ld + r] * ys[c];
     }
-    std::fill(g, g + below, 0.0);
-    for (int64_t c = 0; c < n; ++c) {
-      const double* column = L + c * ld + n;
-      for (int64_t r = 0; r < below; ++r) g[r] += column[r] * ys[c];
-    }
+    supernodal::below_multiply(L, n, below, ld, ys, g);
     for (int64_t r = 0; r < below; ++r) y[rows[r]] -= g[r];
   }
   // Lᵀ x = y', in reverse.
@@ -133,12 +123,7 @@ void SupernodalCholesky::substitute(double* y) {
     const int64_t* rows = a.row_index.data() + a.row_begin[s] + n;
     double* ys = y + a.column_begin[s];
     for (int64_t r = 0; r < below; ++r) g[r] = y[rows[r]];
-    for (int64_t c = 0; c < n; ++c) {
-      const double* column = L + c * ld + n;
-      double sum = 0;
-      for (int64_t r = 0; r < below; ++r) sum += column[r] * g[r];
-      ys[c] -= sum;
-    }
+    supernodal::below_multiply_transposed(L, n, below, ld, g, ys);
     for (int64_t c = n - 1; c >= 0; --c) {
       double sum = ys[c];
       for (int64_t r = c + 1; r < n; ++r) sum -= L[c * ld + r] * ys[r];

@@ -1,16 +1,30 @@
 // Dense kernels of SupernodalCholesky on one supernode's panel (column-major, leading
-// dimension ld; see supernodal_analysis.h). Each exists twice: OpenBLAS (for large panels)
-// and loops of our own compiled per instruction set (AVX2+FMA, generic), chosen at run time
-// (for the many small panels of pose graphs, where a BLAS call's fixed cost dominates).
+// dimension ld; see supernodal_analysis.h). The first three exist twice: OpenBLAS (for large
+// panels) and loops of our own (for the many small panels of pose graphs, where a BLAS call's
+// fixed cost dominates); the others are ours alone. Our loops are compiled per instruction
+// set (AVX-512, AVX2+FMA, generic) and chosen at run time.
 //
 //   factor_diagonal:  the n x n diagonal block ← its lower Cholesky factor L11 (lower
 //                     triangle only read and written). Returns the first column whose pivot
 //                     is not > 0 (NaN included), or -1.
 //   solve_below:      the m x n block below (at panel + n) ← itself · L11⁻ᵀ.
-//   below_product:    W (m x m, leading dimension m, lower triangle) ← L_b L_bᵀ of that block.
+//   below_product:    W (m x m, leading dimension ldw = product_leading_dimension(m), lower
+//                     triangle) ← L_b L_bᵀ of the block below. Our loops keep tiles of W in
+//                     registers over the block's columns; they read up to kProductRowPad - 1
+//                     doubles past each column of the block (the arena is padded for it) and
+//                     write W's rows and columns up to ldw.
+//   subtract_update:  one ancestor's share of W: the target panel's columns rows[w] -
+//                     column_begin (w in [first, last)) −= W's column w from row w down,
+//                     through the row runs (W's rows [source_row, + length) land on the
+//                     target's rows [target_row, + length)).
+//   below_multiply:   g (m) ← B y (m x n block B at panel + n, y of n), for the forward
+//                     substitution;
+//   below_multiply_transposed: y (n) −= Bᵀ g, for the back substitution.
 #pragma once
 
 #include <cstdint>
+
+#include "lsjit/runtime/linear/supernodal_analysis.h"
 
 namespace lsjit::linear::supernodal {
 
@@ -19,6 +33,40 @@ void init_blas();
 
 int64_t factor_diagonal(double* panel, int64_t n, int64_t ld);
 void solve_below(double* panel, int64_t n, int64_t m, int64_t ld);
-void below_product(const double* panel, int64_t n, int64_t m, int64_t ld, double* W);
+
+inline constexpr int64_t kProductRowPad = 16;
+inline int64_t product_leading_dimension(int64_t m) {
+  return (m + kProductRowPad - 1) / kProductRowPad * kProductRowPad;
+}
+void below_product(const double* panel, int64_t n, int64_t m, int64_t ld, double* W, int64_t ldw);
+void subtract_update(const double* W, int64_t ldw, int64_t first, int64_t last,
+                     const int64_t* rows, int64_t column_begin, double* target, int64_t target_ld,
+                     const SupernodalAnalysis::RowRun* runs, int64_t num_runs);
+
+// The loops of our own, per instruction set (signatures as above, on the block below where
+// the function above takes the panel: product(panel + n, ...)), for tests and benchmarks;
+// the functions above use host_kernels(): AVX-512 where its units are 512 bits wide, else
+// AVX2+FMA where present, else generic.
+enum class Isa { Generic, Avx2, Avx512 };
+struct Kernels {
+  int64_t (*factor)(double* panel, int64_t n, int64_t ld);
+  void (*solve)(double* panel, int64_t n, int64_t m, int64_t ld);
+  void (*product)(const double* below, int64_t n, int64_t m, int64_t ld, double* W, int64_t ldw);
+  void (*subtract)(const double* W, int64_t ldw, int64_t first, int64_t last, const int64_t* rows,
+                   int64_t column_begin, double* target, int64_t target_ld,
+                   const SupernodalAnalysis::RowRun* runs, int64_t num_runs);
+  void (*multiply)(const double* below, int64_t n, int64_t m, int64_t ld, const double* y,
+                   double* g);
+  void (*multiply_transposed)(const double* below, int64_t n, int64_t m, int64_t ld,
+                              const double* g, double* y);
+};
+bool isa_supported(Isa isa);
+const Kernels& kernels(Isa isa);  // whether or not the host supports it
+const Kernels& host_kernels();
+
+void below_multiply(const double* panel, int64_t n, int64_t m, int64_t ld, const double* y,
+                    double* g);
+void below_multiply_transposed(const double* panel, int64_t n, int64_t m, int64_t ld,
+                               const double* g, double* y);
 
 }  // namespace lsjit::linear::supernodal

@@ -1,0 +1,129 @@
+// The supernodal Cholesky's loops (runtime/linear/supernodal_kernels.h) for every instruction
+// set the host can run, against straightforward loops: the whole-factorization tests
+// (linear_supernodal_test.cpp) exercise only the host's choice. Shapes cover the vector
+// widths' remainders (1..17 rows, 1..9 columns) and the padded reads past each column.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "lsjit/runtime/linear/supernodal_kernels.h"
+
+using namespace lsjit::linear;
+using namespace lsjit::linear::supernodal;
+
+namespace {
+
+constexpr Isa kIsas[] = {Isa::Generic, Isa::Avx2, Isa::Avx512};
+
+const char* isa_name(Isa isa) {
+  return isa == Isa::Generic ? "generic" : isa == Isa::Avx2 ? "avx2" : "avx512";
+}
+
+// A panel of n columns and n + m rows (leading dimension ld = n + m) filled with random
+// values, the diagonal block made dominant so that it has a Cholesky factor, and
+// kProductRowPad doubles of padding after it (NaN: a loop that used them would show).
+std::vector<double> random_panel(int64_t n, int64_t m, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  const int64_t ld = n + m;
+  std::vector<double> panel(ld * n + kProductRowPad, std::nan(""));
+  for (int64_t c = 0; c < n; ++c)
+    for (int64_t r = 0; r < ld; ++r) panel[c * ld + r] = u(rng);
+  for (int64_t c = 0; c < n; ++c) panel[c * ld + c] = 2.0 * static_cast<double>(n) + 1;
+  return panel;
+}
+
+}  // namespace
+
+TEST_CASE("supernodal kernels: every instruction set matches plain loops") {
+  std::mt19937_64 rng(7);
+  for (Isa isa : kIsas) {
+    if (!isa_supported(isa)) continue;
+    const Kernels& k = kernels(isa);
+    for (int64_t n = 1; n <= 9; n += 2) {
+      for (int64_t m = 1; m <= 17; ++m) {
+        CAPTURE(isa_name(isa));
+        CAPTURE(n);
+        CAPTURE(m);
+        const int64_t ld = n + m;
+        std::vector<double> panel = random_panel(n, m, rng);
+        const std::vector<double> original = panel;
+
+        // factor: L11 L11ᵀ reproduces the diagonal block's lower triangle.
+        REQUIRE(k.factor(panel.data(), n, ld) == -1);
+        for (int64_t c = 0; c < n; ++c)
+          for (int64_t r = c; r < n; ++r) {
+            double sum = 0;
+            for (int64_t l = 0; l <= c; ++l) sum += panel[l * ld + r] * panel[l * ld + c];
+            CHECK(sum == doctest::Approx(original[c * ld + r]).epsilon(1e-12));
+          }
+
+        // solve: B L11ᵀ reproduces the block below.
+        k.solve(panel.data(), n, m, ld);
+        for (int64_t c = 0; c < n; ++c)
+          for (int64_t r = 0; r < m; ++r) {
+            double sum = 0;
+            for (int64_t l = 0; l <= c; ++l) sum += panel[l * ld + n + r] * panel[l * ld + c];
+            CHECK(sum == doctest::Approx(original[c * ld + n + r]).epsilon(1e-12));
+          }
+
+        // product: W's lower triangle is B Bᵀ.
+        const int64_t ldw = product_leading_dimension(m);
+        std::vector<double> W(ldw * ldw, 0.0);
+        k.product(panel.data() + n, n, m, ld, W.data(), ldw);
+        for (int64_t c = 0; c < m; ++c)
+          for (int64_t r = c; r < m; ++r) {
+            double sum = 0;
+            for (int64_t l = 0; l < n; ++l) sum += panel[l * ld + n + r] * panel[l * ld + n + c];
+            CHECK(W[c * ldw + r] == doctest::Approx(sum).epsilon(1e-12));
+          }
+
+        // multiply and multiply_transposed: g = B y and y − Bᵀ g.
+        std::vector<double> y(n), g(m), y2(n);
+        for (double& v : y) v = std::uniform_real_distribution<double>(-1, 1)(rng);
+        k.multiply(panel.data() + n, n, m, ld, y.data(), g.data());
+        for (int64_t r = 0; r < m; ++r) {
+          double sum = 0;
+          for (int64_t c = 0; c < n; ++c) sum += panel[c * ld + n + r] * y[c];
+          CHECK(g[r] == doctest::Approx(sum).epsilon(1e-12));
+        }
+        y2 = y;
+        k.multiply_transposed(panel.data() + n, n, m, ld, g.data(), y2.data());
+        for (int64_t c = 0; c < n; ++c) {
+          double sum = y[c];
+          for (int64_t r = 0; r < m; ++r) sum -= panel[c * ld + n + r] * g[r];
+          CHECK(y2[c] == doctest::Approx(sum).epsilon(1e-12));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("supernodal kernels: subtract_update follows the row runs from the diagonal down") {
+  // W is 7 x 7 (rows and columns 0..6 of the workspace); the update covers W's columns 2..4,
+  // which are the target's columns 10..12 (rows[w] - column_begin = w - 2). Two runs: W rows
+  // 2..4 land on target rows 0..2 and W rows 5..6 on target rows 6..7.
+  const int64_t ldw = product_leading_dimension(7), target_ld = 9, column_begin = 10;
+  const std::vector<int64_t> rows = {0, 0, 10, 11, 12, 40, 41};
+  const std::vector<SupernodalAnalysis::RowRun> runs = {{2, 0, 3}, {5, 6, 2}};
+  for (Isa isa : kIsas) {
+    if (!isa_supported(isa)) continue;
+    CAPTURE(isa_name(isa));
+    std::vector<double> W(ldw * ldw);
+    for (size_t i = 0; i < W.size(); ++i) W[i] = 1.0 + static_cast<double>(i);
+    std::vector<double> target(target_ld * 3, 100.0), expected = target;
+    for (int64_t w = 2; w <= 4; ++w)
+      for (const auto& run : runs)
+        for (int64_t r = std::max<int64_t>(run.source_row, w); r < run.source_row + run.length; ++r)
+          expected[(w - 2) * target_ld + run.target_row + (r - run.source_row)] -= W[w * ldw + r];
+    kernels(isa).subtract(W.data(), ldw, 2, 5, rows.data(), column_begin, target.data(), target_ld,
+                          runs.data(), static_cast<int64_t>(runs.size()));
+    CHECK(target == expected);
+    // Above the diagonal nothing moves: column 12 (w = 4) keeps target rows 0 and 1.
+    CHECK(target[2 * target_ld + 0] == 100.0);
+    CHECK(target[2 * target_ld + 1] == 100.0);
+  }
+}
