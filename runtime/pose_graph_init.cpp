@@ -115,8 +115,8 @@ struct LinearSystem {
 };
 
 // AMD, not the automatic choice between AMD and METIS that LM's SparseCholesky makes: these
-// systems are factored D + 1 times only, and METIS' analysis took longer (5-10 ms on
-// sphere2500 and M3500) than its fewer flops could save.
+// systems are factored D + 1 times only, and METIS' analysis took longer (3-10 ms more on
+// parking-garage, sphere2500 and M3500) than its fewer flops could save.
 template <int D>
 LinearSystem make_linear_system(Anchoring anchoring, const std::vector<IndexedGraph::Edge>& edges) {
   std::vector<std::pair<int, int>> pairs;
