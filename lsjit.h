@@ -17,6 +17,7 @@
 #include "lsjit/runtime/io/synthetic.h"
 #include "lsjit/runtime/lie/lie.h"
 #include "lsjit/runtime/loss.h"
+#include "lsjit/runtime/pose_graph_init.h"
 #include "lsjit/runtime/pose_graph_problem.h"
 #include "lsjit/runtime/problem.h"
 #include "lsjit/runtime/standard_costs.h"

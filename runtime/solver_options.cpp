@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <utility>
 
 namespace lsjit {
 namespace {
@@ -97,6 +98,12 @@ std::string iteration_row(const IterationSummary& it) {
   return buf;
 }
 
+void SolveSummary::record_initialization(std::string name, double seconds) {
+  initialization = std::move(name);
+  initialization_s = seconds;
+  total_s += seconds;
+}
+
 std::string SolveSummary::brief_report() const {
   std::ostringstream out;
   out << "lsjit: " << termination_name(termination) << ", iterations: " << iterations
@@ -122,6 +129,10 @@ std::string SolveSummary::report() const {
   row("Linear solver", linear_solver_reason.empty() ? linear_solver
                                                     : linear_solver + " (auto: " + linear_solver_reason + ")");
   row("Threads", std::to_string(num_threads));
+  if (!initialization.empty())
+    row("Initialization", initialization_s > 0
+                              ? initialization + " (" + format("%.2f", 1e3 * initialization_s) + " ms)"
+                              : initialization);
   out << "\nCost (1/2 sum |r|^2):\n";
   row("  Initial", format("%.8e", initial_cost));
   row("  Final", format("%.8e", final_cost));
@@ -147,6 +158,7 @@ std::string SolveSummary::report() const {
   }
   out << "\nKernel cache: " << cache_hits << " hits, " << cache_misses << " misses (" << compiles
       << " compiled)\n\nTime (in seconds):\n";
+  if (!initialization.empty()) row("  Initialization", seconds(initialization_s));
   row("  Trace", seconds(trace_s));
   row("  Compile (or load), per kernel", seconds(compile_s));
   row("  Analyze total", seconds(analyze_s));
@@ -172,7 +184,8 @@ std::string SolveSummary::json() const {
       << ", \"compile_s\": " << json_number(compile_s) << ", \"analyze_s\": " << json_number(analyze_s)
       << ", \"residual_s\": " << json_number(residual_s) << ", \"jacobian_s\": " << json_number(jacobian_s)
       << ", \"linear_solver_s\": " << json_number(linear_solver_s) << ", \"solve_s\": " << json_number(solve_s)
-      << ", \"total_s\": " << json_number(total_s) << ", \"cache_hits\": " << cache_hits
+      << ", \"total_s\": " << json_number(total_s) << ", \"initialization\": " << json_string(initialization)
+      << ", \"initialization_s\": " << json_number(initialization_s) << ", \"cache_hits\": " << cache_hits
       << ", \"cache_misses\": " << cache_misses << ", \"compiles\": " << compiles
       << ", \"cost_groups\": " << cost_groups << ", \"residual_blocks\": " << residual_blocks
       << ", \"residuals\": " << residuals << ", \"variables\": " << variables

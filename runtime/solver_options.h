@@ -206,9 +206,18 @@ struct SolveSummary {
   // concurrently, so it can exceed analyze_s); residual_s is spent in residual-only evaluations
   // (trial points), jacobian_s in normal-equation evaluations (gradient, J^T J blocks),
   // their assembly and LM's Jacobi scaling of them, linear_solver_s in the linear solver.
-  // analyze_s is analyze() in all, solve_s this solve() in all, total_s their sum.
+  // analyze_s is analyze() in all, solve_s this solve() in all, total_s their sum (plus
+  // initialization_s once recorded).
   double trace_s = 0, compile_s = 0, analyze_s = 0;
   double residual_s = 0, jacobian_s = 0, linear_solver_s = 0, solve_s = 0, total_s = 0;
+
+  // How the initial values were computed, when the caller records it (solve() cannot
+  // know): "" when not recorded, else a name such as "file" (as read) or "chordal"
+  // (pose_graph_init.h), and the seconds it took. The report prints it when recorded.
+  std::string initialization;
+  double initialization_s = 0;
+  // Sets both and adds `seconds` to total_s, so that total_s stays the end-to-end time.
+  void record_initialization(std::string name, double seconds);
 
   // Kernel cache activity of analyze(): kernels found in memory or on disk, and compiled.
   uint64_t cache_hits = 0;

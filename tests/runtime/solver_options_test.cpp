@@ -158,3 +158,20 @@ TEST_CASE("solver options: termination messages print small numbers with signifi
   CHECK(r.summary.message.find("0.000000") == std::string::npos);
   CHECK(r.summary.message.find("e-") != std::string::npos);  // e.g. "max |g| = 1.2e-16"
 }
+
+TEST_CASE("solve summary: a recorded initialization is printed, timed and counted in the total") {
+  SolveSummary s;
+  s.total_s = 2.0;
+  CHECK(s.report().find("Initialization") == std::string::npos);  // not recorded: not claimed
+  CHECK(s.json().find("\"initialization\": \"\", \"initialization_s\": 0,") != std::string::npos);
+  s.record_initialization("chordal", 0.00125);
+  CHECK(s.initialization == "chordal");
+  CHECK(s.initialization_s == 0.00125);
+  CHECK(s.total_s == 2.00125);
+  const std::string report = s.report();
+  CHECK(report.find("Initialization                    chordal (1.25 ms)\n") != std::string::npos);
+  CHECK(report.find("  Initialization                  0.001250\n") != std::string::npos);
+  CHECK(s.json().find("\"initialization\": \"chordal\", \"initialization_s\": 0.00125,") != std::string::npos);
+  s.record_initialization("file", 0);
+  CHECK(s.report().find("Initialization                    file\n") != std::string::npos);
+}

@@ -130,3 +130,46 @@ TEST_CASE("lsjit solve reads BAL files, detected from their header, and writes t
   CHECK(run("solve " + file.string() + " --format g2o").exit_code == 1);
   CHECK(run("solve " + file.string() + " --format pcd").exit_code == 2);
 }
+
+TEST_CASE("lsjit solve --init chordal starts from the chordal poses and says so, the default from the file") {
+  for (int dim : {2, 3}) {
+    CAPTURE(dim);
+    const fs::path file = generated("init" + std::to_string(dim), dim);
+    const Run from_file = run("solve " + file.string() + " --json");
+    CAPTURE(from_file.out);
+    REQUIRE(from_file.exit_code == 0);
+    CHECK(from_file.out.find("\"initialization\": \"file\", \"initialization_s\": 0,") != std::string::npos);
+    const Run chordal = run("solve " + file.string() + " --json --init chordal");
+    CAPTURE(chordal.out);
+    REQUIRE(chordal.exit_code == 0);
+    CHECK(chordal.out.find("\"initialization\": \"chordal\"") != std::string::npos);
+    CHECK(chordal.out.find("\"converged\": true") != std::string::npos);
+    // A different start: the initial costs differ (the chordal one is lower on this graph).
+    const auto initial_cost = [](const std::string& json) {
+      const size_t at = json.find("\"initial_cost\": ");
+      REQUIRE(at != std::string::npos);
+      return std::stod(json.substr(at + 16));
+    };
+    CHECK(initial_cost(chordal.out) < initial_cost(from_file.out));
+    const Run report = run("solve " + file.string() + " --init chordal");
+    CAPTURE(report.out);
+    CHECK(report.exit_code == 0);
+    CHECK(report.out.find("Initialization                    chordal (") != std::string::npos);
+  }
+}
+
+TEST_CASE("lsjit solve --init: a bad value, or chordal for a BAL file, is a usage error") {
+  const fs::path file = generated("init_usage", 2);
+  const Run bad = run("solve " + file.string() + " --init odometry");
+  CAPTURE(bad.out);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.out == "lsjit solve: --init: expected file or chordal, not 'odometry'\n");
+  const fs::path bal = file.parent_path() / "problem.txt";
+  REQUIRE(run("generate bal --cameras 3 --points 20 --observations-per-point 2 --seed 4 --out " + bal.string())
+              .exit_code == 0);
+  const Run not_a_graph = run("solve " + bal.string() + " --init chordal");
+  CAPTURE(not_a_graph.out);
+  CHECK(not_a_graph.exit_code == 2);
+  CHECK(not_a_graph.out.find("--init chordal initializes pose graphs (g2o files)") != std::string::npos);
+  CHECK(run("solve " + bal.string() + " --init file --json").exit_code == 0);
+}

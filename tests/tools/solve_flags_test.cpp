@@ -49,6 +49,22 @@ TEST_CASE("solve flags: values in range are taken exactly") {
   CHECK(f.json);
 }
 
+TEST_CASE("solve flags: --init is file by default, chordal on request, and nothing else") {
+  const auto by_default = parse({"g.g2o"});
+  REQUIRE(std::holds_alternative<SolveFlags>(by_default));
+  CHECK(std::get<SolveFlags>(by_default).init == "file");
+  const auto chordal = parse({"g.g2o", "--init", "chordal"});
+  REQUIRE(std::holds_alternative<SolveFlags>(chordal));
+  CHECK(std::get<SolveFlags>(chordal).init == "chordal");
+  const auto file = parse({"g.g2o", "--init=file"});
+  REQUIRE(std::holds_alternative<SolveFlags>(file));
+  CHECK(std::get<SolveFlags>(file).init == "file");
+  CHECK(error_of({"g", "--init", "odometry"}) == "--init: expected file or chordal, not 'odometry'\n");
+  CHECK(error_of({"g", "--init", "Chordal"}) == "--init: expected file or chordal, not 'Chordal'\n");
+  CHECK(error_of({"g", "--init", ""}) == "--init: expected file or chordal, not ''\n");
+  CHECK(error_of({"g", "--init"}) == "--init needs a value\n");
+}
+
 TEST_CASE("solve flags: integers that do not fit are rejected with their range, not truncated") {
   CHECK(error_of({"g", "--max-iterations", "4294967295"}) ==
         "--max-iterations: expected an integer from 0 to 2147483647, not '4294967295'\n");

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <ostream>
 #include <sstream>
@@ -18,6 +19,7 @@
 #include "solve_plot.h"
 #include "lsjit/ir/error.h"
 #include "lsjit/runtime/bal_problem.h"
+#include "lsjit/runtime/pose_graph_init.h"
 #include "lsjit/runtime/pose_graph_problem.h"
 
 namespace lsjit::cli {
@@ -68,26 +70,37 @@ std::string detect_format(const std::string& path) {
   return "";
 }
 
+// Replaces the graph's poses by the initialization `init` names ("file" keeps them);
+// returns the seconds it took.
+double initialize_poses(io::PoseGraph& graph, const std::string& init) {
+  if (init == "file") return 0;
+  const auto start = std::chrono::steady_clock::now();
+  initialize_chordal(graph);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 // Solves and writes the solution to `out_file` (if any) in the file's format.
-SolveResult solve_file(const std::string& file, const std::string& format, const std::string& out_file,
-                       const std::string& plot_file, const Loss& loss, const SolverOptions& options) {
-  if (format == "bal") {
-    io::BalProblem bal = io::read_bal(file);
-    BalLeastSquares p = make_bal_problem(bal, loss);
-    SolveResult r = p.problem.analyze().solve(p.initial, options);
-    if (!out_file.empty() && r.summary.usable()) {
+SolveResult solve_file(const SolveFlags& f) {
+  if (f.format == "bal") {
+    io::BalProblem bal = io::read_bal(f.file);
+    BalLeastSquares p = make_bal_problem(bal, f.loss);
+    SolveResult r = p.problem.analyze().solve(p.initial, f.options);
+    r.summary.record_initialization(f.init, 0);
+    if (!f.out_file.empty() && r.summary.usable()) {
       update_bal(bal, r.values);
-      io::write_bal(out_file, bal);
+      io::write_bal(f.out_file, bal);
     }
     return r;
   }
-  io::PoseGraph graph = io::read_g2o(file);
-  PoseGraphProblem p = make_pose_graph_problem(graph, loss);
-  SolveResult r = p.problem.analyze().solve(p.initial, options);
-  if (!plot_file.empty()) write_solve_plot(plot_file, file, graph, r);
-  if (!out_file.empty() && r.summary.usable()) {
+  io::PoseGraph graph = io::read_g2o(f.file);
+  const double init_s = initialize_poses(graph, f.init);
+  PoseGraphProblem p = make_pose_graph_problem(graph, f.loss);
+  SolveResult r = p.problem.analyze().solve(p.initial, f.options);
+  r.summary.record_initialization(f.init, init_s);
+  if (!f.plot_file.empty()) write_solve_plot(f.plot_file, f.file, graph, r);
+  if (!f.out_file.empty() && r.summary.usable()) {
     update_poses(graph, r.values);
-    io::write_g2o(out_file, graph);
+    io::write_g2o(f.out_file, graph);
   }
   return r;
 }
@@ -117,9 +130,14 @@ int solve_command(const Args& args, std::ostream& out, std::ostream& err) {
         << "\n";
     return 2;
   }
+  if (f.init != "file" && f.format != "g2o") {
+    err << "lsjit solve: --init " << f.init << " initializes pose graphs (g2o files); " << printable(f.file)
+        << " is " << f.format << "\n";
+    return 2;
+  }
   f.options.log = &out;
   if (f.json) f.options.verbose = false;
-  const SolveResult result = solve_file(f.file, f.format, f.out_file, f.plot_file, f.loss, f.options);
+  const SolveResult result = solve_file(f);
   if (f.json) out << result.summary.json() << "\n";
   else out << result.summary.report();
   return result.summary.usable() ? 0 : 1;

@@ -35,8 +35,9 @@ Solves a g2o pose graph or a BAL bundle-adjustment file and prints the solver su
 
   --format g2o|bal      the file's format (default: from its content)
   --out FILE            write the solution in the same format (a regular file or a new one)
-  --plot FILE.svg       draw the pose graph before and after, and the cost per iteration
-                        (g2o only; 3D graphs projected on the x-y plane)
+  --plot FILE.svg       draw the pose graph before (the initial poses, see --init) and
+                        after, and the cost per iteration (g2o only; 3D graphs projected
+                        on the x-y plane)
   --linear-solver NAME  auto (default: chosen from the problem's structure, and the report
                         says which and why), sparse_cholesky, dense_cholesky,
                         eigen_sparse_cholesky, cg, dense_schur, sparse_schur, iterative_schur
@@ -47,6 +48,10 @@ Solves a g2o pose graph or a BAL bundle-adjustment file and prints the solver su
   --initial-trust-region-radius X
                         Levenberg-Marquardt's first radius, > 0; the damping is its inverse
                         (default 1e4, as Ceres)
+  --init file|chordal   the initial poses of a pose graph (g2o only): file (default) as
+                        read, or chordal: rotations, then translations, from the edges by
+                        two sparse linear least-squares solves, the held vertices kept
+                        (rotation-first chordal relaxation, as GTSAM's InitializePose3)
   --loss NAME:SCALE     robustify every residual: huber, soft_l_one, cauchy, arctan or
                         tukey, with its scale > 0 (e.g. cauchy:1.0)
   --threads N           evaluation threads, 0 to 1024 (default 1; 0: all hardware threads)
@@ -69,6 +74,9 @@ std::variant<SolveFlags, FlagError> parse_solve_flags(const std::vector<std::str
   });
   app.add_option("--plot", f.plot_file)->check([](const std::string& s) {
     return s.empty() ? std::string("expected a file name, not ''") : std::string();
+  });
+  app.add_option("--init", f.init)->check([](const std::string& s) {
+    return s == "file" || s == "chordal" ? std::string() : "expected file or chordal, not '" + printable(s) + "'";
   });
   std::string solver_name, loss_text;
   app.add_option("--linear-solver", solver_name)->check([](const std::string& s) {

@@ -19,6 +19,7 @@ struct SolveFlags {
   std::string format;       // "g2o", "bal" or "" (detect from the content)
   std::string out_file;     // --out, "" for none
   std::string plot_file;    // --plot, "" for none
+  std::string init = "file";  // --init: "file" (the file's poses) or "chordal" (pose_graph_init.h)
   Loss loss = TrivialLoss();
   SolverOptions options;    // log is left null: the caller points it at its stream
   bool json = false;

@@ -12,7 +12,7 @@
 
 namespace lsjit::cli {
 
-// `before`: the graph as read. The after panel shows `result.values` when the solve is
+// `before`: the graph the solve started from (as read, or after `--init chordal`). The after panel shows `result.values` when the solve is
 // usable, else the initial estimate again, and its heading says so. `name`: the input
 // file's name for the title.
 SolvePlot make_solve_plot(const std::string& name, const io::PoseGraph& before, const SolveResult& result);
