@@ -11,6 +11,8 @@
 #include "lsjit/runtime/evaluator.h"
 #include "lsjit/runtime/levenberg_marquardt.h"
 #include "lsjit/runtime/linear/schur_solver.h"
+#include "lsjit/runtime/linear/supernodal_cholesky.h"
+#include "lsjit/runtime/linear_solver_choice.h"
 #include "lsjit/runtime/problem_layout.h"
 #include "lsjit/runtime/thread_pool.h"
 
@@ -19,29 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// What LinearSolver::Auto runs for this structure, and why (solver_options.h has the rule).
-std::pair<LinearSolver, std::string> choose_linear_solver(const detail::ProblemLayout& L) {
-  const int64_t free_blocks = static_cast<int64_t>(L.free.size());
-  // first_eliminated == 0: every variable is of the eliminable type, H is block diagonal and
-  // there is no reduced system to speak of; a Cholesky solver handles that directly.
-  if (L.first_eliminated > 0 && L.first_eliminated < free_blocks) {
-    const int64_t reduced = L.pattern->scalar_offset(static_cast<int>(L.first_eliminated));
-    const std::string why = std::to_string(free_blocks - L.first_eliminated) +
-                            " variables can be eliminated; the reduced system has " + std::to_string(reduced) +
-                            " scalars";
-    if (reduced <= kAutoDenseSchurMax)
-      return {LinearSolver::DenseSchur, why + " (at most " + std::to_string(kAutoDenseSchurMax) + ": dense)"};
-    return {LinearSolver::SparseSchur, why + " (more than " + std::to_string(kAutoDenseSchurMax) + ": sparse)"};
-  }
-  if (L.tangent_dim <= kAutoDenseMax)
-    return {LinearSolver::DenseCholesky, "no variable type can be eliminated; the system has " +
-                                             std::to_string(L.tangent_dim) + " scalars (at most " +
-                                             std::to_string(kAutoDenseMax) + ": dense)"};
-  return {LinearSolver::SparseCholesky, "no variable type can be eliminated; the system has " +
-                                            std::to_string(L.tangent_dim) + " scalars (more than " +
-                                            std::to_string(kAutoDenseMax) + ": sparse)"};
-}
-
 linear::LinearSolverType linear_type(LinearSolver s) {
   switch (s) {
     case LinearSolver::Auto: break;  // resolved by choose_linear_solver before this
@@ -49,6 +28,7 @@ linear::LinearSolverType linear_type(LinearSolver s) {
     case LinearSolver::SparseCholesky: return linear::LinearSolverType::SparseCholesky;
     case LinearSolver::EigenSparseCholesky: return linear::LinearSolverType::EigenSparseCholesky;
     case LinearSolver::ConjugateGradient: return linear::LinearSolverType::ConjugateGradient;
+    case LinearSolver::SubgraphConjugateGradient: return linear::LinearSolverType::SubgraphCg;
     case LinearSolver::DenseSchur: return linear::LinearSolverType::DenseSchur;
     case LinearSolver::SparseSchur: return linear::LinearSolverType::SparseSchur;
     case LinearSolver::IterativeSchur: return linear::LinearSolverType::IterativeSchur;
@@ -86,7 +66,8 @@ void check_threads(int num_threads, const char* function) {
 
 namespace detail {
 
-std::unique_ptr<linear::LinearSolver> ProblemLayout::take_solver(linear::LinearSolverType type) const {
+std::unique_ptr<linear::LinearSolver> ProblemLayout::take_solver(linear::LinearSolverType type,
+                                                                 linear::SupernodalOrdering ordering) const {
   {
     std::lock_guard lock(pool_mutex);
     for (auto& [t, solver] : pool)
@@ -101,6 +82,8 @@ std::unique_ptr<linear::LinearSolver> ProblemLayout::take_solver(linear::LinearS
                   "AnalyzeOptions::schur_elimination)");
     return linear::make_schur_solver(type, pattern, static_cast<int>(first_eliminated));
   }
+  if (type == linear::LinearSolverType::SparseCholesky)
+    return std::make_unique<linear::SupernodalCholesky>(pattern, ordering);
   return linear::make_linear_solver(type, pattern);
 }
 
@@ -138,8 +121,30 @@ SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& o
   for (const auto& t : L.types) s.variables += t.ids.size();
   s.constant_variables = L.constant_variables;
   s.tangent_dim = static_cast<size_t>(L.tangent_dim);
+  // Options first: a bad one must not reach the threads or the linear algebra (nor Auto's
+  // budget check, which runs a symbolic analysis).
+  if (std::string invalid = validate(options); !invalid.empty()) {
+    s.linear_solver = std::string(linear_solver_name(options.linear_solver));
+    s.termination = Termination::Failure;
+    s.message = std::move(invalid);
+    s.solve_s = std::chrono::duration<double>(Clock::now() - start).count();
+    s.total_s = s.analyze_s + s.solve_s;
+    return result;
+  }
   LinearSolver chosen = options.linear_solver;
-  if (chosen == LinearSolver::Auto) std::tie(chosen, s.linear_solver_reason) = choose_linear_solver(L);
+  linear::SupernodalOrdering ordering = linear::SupernodalOrdering::Automatic;
+  if (chosen == LinearSolver::Auto) {
+    try {
+      detail::LinearSolverChoice choice = detail::choose_linear_solver(L, options);
+      chosen = choice.solver;
+      s.linear_solver_reason = std::move(choice.reason);
+      ordering = choice.ordering;
+    } catch (const std::exception& e) {  // the analysis ran out of memory or METIS failed
+      chosen = LinearSolver::SubgraphConjugateGradient;
+      s.linear_solver_reason = std::string("the sparse Cholesky's analysis failed (") + e.what() +
+                               "): subgraph-preconditioned CG";
+    }
+  }
   s.linear_solver = std::string(linear_solver_name(chosen));
 
   auto finish = [&] {
@@ -153,8 +158,6 @@ SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& o
     s.message = std::move(message);
     return finish();
   };
-  // Options first: a bad one must not reach the threads or the linear algebra.
-  if (std::string invalid = validate(options); !invalid.empty()) return fail(invalid);
   std::vector<std::vector<double>> state;
   if (std::string missing = load_state(L, initial, state); !missing.empty()) return fail(missing);
   std::optional<detail::ThreadPool> pool;
@@ -168,7 +171,7 @@ SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& o
   const linear::LinearSolverType type = linear_type(chosen);
   std::unique_ptr<linear::LinearSolver> solver;
   try {
-    solver = L.take_solver(type);
+    solver = L.take_solver(type, ordering);
   } catch (const std::exception& e) {
     return fail(std::string("the linear solver could not be set up: ") + e.what());
   }

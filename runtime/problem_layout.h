@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@
 #include "lsjit/runtime/huge_page_allocator.h"
 #include "lsjit/runtime/linear/block_sparse.h"
 #include "lsjit/runtime/linear/linear_solver.h"
+#include "lsjit/runtime/linear/supernodal_analysis.h"
 #include "lsjit/runtime/loss.h"
 #include "lsjit/runtime/values.h"
 
@@ -85,6 +87,13 @@ struct FreeVariable {
   int64_t offset;  // first tangent component in the system
 };
 
+// What the sparse Cholesky's symbolic analysis predicts for H's pattern.
+struct FactorPrediction {
+  linear::SupernodalOrdering ordering = linear::SupernodalOrdering::Amd;  // the one it chose
+  double bytes = 0;  // panels and update workspace
+  double flops = 0;  // of one numeric factorization
+};
+
 struct ProblemLayout {
   std::vector<TypeTable> types;
   std::vector<KernelGroup> groups;
@@ -120,9 +129,17 @@ struct ProblemLayout {
   // Linear solvers, reused across solves so that symbolic factorizations are done once per
   // structure and solver type. take() returns one not in use (making it if needed);
   // give_back() returns it.
+  // LinearSolver::Auto's prediction of the sparse Cholesky factor (linear_solver_choice.h),
+  // made at the first solve that needs it.
+  mutable std::mutex prediction_mutex;
+  mutable std::optional<FactorPrediction> factor_prediction;
+
   mutable std::mutex pool_mutex;
   mutable std::vector<std::pair<linear::LinearSolverType, std::unique_ptr<linear::LinearSolver>>> pool;
-  std::unique_ptr<linear::LinearSolver> take_solver(linear::LinearSolverType type) const;
+  // ordering: for SparseCholesky, the one to use (Automatic: computed by the solver).
+  std::unique_ptr<linear::LinearSolver> take_solver(
+      linear::LinearSolverType type,
+      linear::SupernodalOrdering ordering = linear::SupernodalOrdering::Automatic) const;
   void give_back(linear::LinearSolverType type, std::unique_ptr<linear::LinearSolver> solver) const;
 };
 

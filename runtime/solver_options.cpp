@@ -47,6 +47,7 @@ std::string_view linear_solver_name(LinearSolver solver) {
     case LinearSolver::SparseCholesky: return "sparse_cholesky";
     case LinearSolver::EigenSparseCholesky: return "eigen_sparse_cholesky";
     case LinearSolver::ConjugateGradient: return "cg";
+    case LinearSolver::SubgraphConjugateGradient: return "subgraph_cg";
     case LinearSolver::DenseSchur: return "dense_schur";
     case LinearSolver::SparseSchur: return "sparse_schur";
     case LinearSolver::IterativeSchur: return "iterative_schur";
@@ -57,7 +58,7 @@ std::string_view linear_solver_name(LinearSolver solver) {
 std::optional<LinearSolver> linear_solver_from_name(std::string_view name) {
   for (LinearSolver s : {LinearSolver::Auto, LinearSolver::DenseCholesky, LinearSolver::SparseCholesky,
                          LinearSolver::EigenSparseCholesky, LinearSolver::ConjugateGradient,
-                         LinearSolver::DenseSchur, LinearSolver::SparseSchur, LinearSolver::IterativeSchur})
+                         LinearSolver::SubgraphConjugateGradient, LinearSolver::DenseSchur, LinearSolver::SparseSchur, LinearSolver::IterativeSchur})
     if (linear_solver_name(s) == name) return s;
   return std::nullopt;
 }

@@ -24,13 +24,19 @@ enum class LinearSolver {
   //     schur_elimination) and others remain -> DenseSchur when the
   //     reduced system has at most kAutoDenseSchurMax scalars, else SparseSchur;
   //   otherwise a tangent dimension of at most kAutoDenseMax -> DenseCholesky;
-  //   otherwise SparseCholesky.
+  //   otherwise SparseCholesky, unless the symbolic analysis (done once per structure)
+  //     predicts a factor over SolverOptions::max_direct_factor_bytes or a factorization
+  //     over max_direct_factorization_flops -> SubgraphConjugateGradient.
   Auto,
   DenseCholesky,        // assembled dense matrix, Eigen LLT: small problems
   SparseCholesky,       // CHOLMOD supernodal (Eigen's sparse Cholesky if lsjit was built
                         // without CHOLMOD); symbolic factorization once per analyze
   EigenSparseCholesky,  // Eigen's SimplicialLDLT, always available
   ConjugateGradient,    // preconditioned CG, block-Jacobi preconditioner, inexact steps
+  // preconditioned CG whose preconditioner is the sparse Cholesky factor of a sparsified
+  // system (a spanning forest plus clusters; runtime/linear/subgraph_cg.h): inexact steps,
+  // for problems whose own factor is too large
+  SubgraphConjugateGradient,
   // Schur complement solvers: eliminate the variable type AnalyzeOptions::schur_elimination
   // chose (BAL's points) and solve the reduced system (the cameras):
   DenseSchur,           // reduced system dense, Cholesky: up to a few hundred cameras
@@ -97,6 +103,14 @@ struct ConstraintOptions {
 
 struct SolverOptions {
   LinearSolver linear_solver = LinearSolver::Auto;
+  // Auto's budgets for a direct sparse factorization: a factor (panels and workspace) of
+  // more bytes, or one factorization of more flops, makes Auto pick
+  // SubgraphConjugateGradient instead. 0 bytes means half of the machine's physical memory.
+  // 1e12 flops is ~30 s per factorization at the 33 GFlop/s measured on one core; at 2.3e11
+  // (a generated SE3 graph of 10^5 poses) the direct step (7.8 s) still beat
+  // subgraph-preconditioned CG to the default tolerance (8.8 s; docs/benchmarks.md).
+  double max_direct_factor_bytes = 0;
+  double max_direct_factorization_flops = 1e12;
 
   // Levenberg–Marquardt as a trust region (Ceres' LEVENBERG_MARQUARDT): each step solves
   // (H + D/radius) δ = −g with D = diag(H) clamped to [min_lm_diagonal, max_lm_diagonal].
@@ -121,7 +135,7 @@ struct SolverOptions {
   int max_iterations = 50;
   double max_time_s = 1e9;
 
-  // ConjugateGradient and IterativeSchur: per step, at most this many iterations, stopping
+  // ConjugateGradient, SubgraphConjugateGradient and IterativeSchur: per step, at most this many iterations, stopping
   // at this relative residual ‖b − A x‖ / ‖b‖ (of the reduced system for IterativeSchur).
   int max_linear_iterations = 500;
   double linear_relative_tolerance = 1e-6;

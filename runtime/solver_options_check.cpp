@@ -62,6 +62,8 @@ const Rule kRules[] = {
     {"parameter_tolerance", [](const SolverOptions& o) { return o.parameter_tolerance; }, kNonNegative},
     {"max_iterations", [](const SolverOptions& o) { return o.max_iterations; }, kCount},
     {"max_time_s", [](const SolverOptions& o) { return o.max_time_s; }, kNonNegative},
+    {"max_direct_factor_bytes", [](const SolverOptions& o) { return o.max_direct_factor_bytes; }, {0, 1.7976931348623157e308}},
+    {"max_direct_factorization_flops", [](const SolverOptions& o) { return o.max_direct_factorization_flops; }, {0, kInf}},
     {"max_linear_iterations", [](const SolverOptions& o) { return o.max_linear_iterations; }, kPositiveCount},
     {"linear_relative_tolerance", [](const SolverOptions& o) { return o.linear_relative_tolerance; }, {0, 1}},
     {"num_threads", [](const SolverOptions& o) { return o.num_threads; }, {0, kMaxThreads, false, true}},

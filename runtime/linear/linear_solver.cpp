@@ -9,6 +9,7 @@
 #include "lsjit/runtime/linear/conjugate_gradient.h"
 #include "lsjit/runtime/linear/dense_cholesky.h"
 #include "lsjit/runtime/linear/eigen_sparse_cholesky.h"
+#include "lsjit/runtime/linear/subgraph_cg.h"
 #include "lsjit/runtime/linear/supernodal_cholesky.h"
 
 namespace lsjit::linear {
@@ -170,6 +171,8 @@ std::unique_ptr<LinearSolver> make_linear_solver(LinearSolverType type,
       return std::make_unique<EigenSparseCholesky>(std::move(pattern));
     case LinearSolverType::ConjugateGradient:
       return std::make_unique<ConjugateGradient>(std::move(pattern));
+    case LinearSolverType::SubgraphCg:
+      return std::make_unique<SubgraphCg>(std::move(pattern));
     case LinearSolverType::DenseSchur:
     case LinearSolverType::SparseSchur:
     case LinearSolverType::IterativeSchur:
@@ -187,6 +190,7 @@ constexpr std::pair<LinearSolverType, std::string_view> kNames[] = {
     {LinearSolverType::SparseCholesky, "sparse_cholesky"},
     {LinearSolverType::EigenSparseCholesky, "eigen_sparse_cholesky"},
     {LinearSolverType::ConjugateGradient, "cg"},
+    {LinearSolverType::SubgraphCg, "subgraph_cg"},
     {LinearSolverType::DenseSchur, "dense_schur"},
     {LinearSolverType::SparseSchur, "sparse_schur"},
     {LinearSolverType::IterativeSchur, "iterative_schur"},

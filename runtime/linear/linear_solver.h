@@ -74,6 +74,7 @@ enum class LinearSolverType {
   SparseCholesky,       // lsjit's supernodal Cholesky (supernodal_cholesky.h)
   EigenSparseCholesky,  // Eigen SimplicialLLT, AMD ordering
   ConjugateGradient,    // block-Jacobi preconditioned CG: inexact, no factorization
+  SubgraphCg,           // CG preconditioned by the Cholesky factor of a sparsified A (subgraph_cg.h)
   // Schur complement solvers for bundle adjustment: eliminate the point blocks, solve for the
   // cameras (schur_solver.h). They need to know where the points start, so they are made by
   // make_schur_solver; make_linear_solver rejects them.

@@ -4,6 +4,7 @@
 #include <metis.h>
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <optional>
 #include <string>
@@ -20,6 +21,19 @@ namespace {
 // kRelaxColumns[2] below kRelaxZeros[1], and any size below kRelaxZeros[2].
 constexpr int64_t kRelaxColumns[3] = {4, 16, 48};
 constexpr double kRelaxZeros[3] = {0.8, 0.1, 0.05};
+
+// Adds the seconds since the last call (or construction) to the given counter.
+class PhaseClock {
+ public:
+  void charge(double& seconds) {
+    const auto now = std::chrono::steady_clock::now();
+    seconds += std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
 
 // The block graph: symmetric adjacency without the diagonal, rows sorted (CSR).
 struct BlockGraph {
@@ -352,15 +366,19 @@ SupernodalAnalysis analyze_supernodal(const BlockPattern& p, SupernodalOrdering 
       v->assign(1, 0);
     return a;
   }
+  PhaseClock clock;
   const BlockGraph g = block_graph(p);
+  clock.charge(a.seconds.graph);
 
   std::vector<int> perm;
   if (ordering != SupernodalOrdering::NestedDissection) {
     perm = amd_ordering(g, nb);
     a.ordering = SupernodalOrdering::Amd;
+    clock.charge(a.seconds.amd);
   }
   if (ordering != SupernodalOrdering::Amd) {
     std::optional<std::vector<int>> nd = metis_ordering(g, p);
+    clock.charge(a.seconds.nested_dissection);
     if (!nd && ordering == SupernodalOrdering::NestedDissection)
       throw Error("supernodal_cholesky: METIS nested dissection failed");
     if (nd && (perm.empty() || block_symbolic(g, p, *nd).flops < block_symbolic(g, p, perm).flops)) {
@@ -372,6 +390,7 @@ SupernodalAnalysis analyze_supernodal(const BlockPattern& p, SupernodalOrdering 
   const BlockSymbolic s = block_symbolic(g, p, perm);
   a.factor_nonzeros = s.nonzeros;
   a.factorization_flops = s.flops;
+  clock.charge(a.seconds.symbolic);
 
   a.block_perm = perm;
   a.block_position.resize(nb);
@@ -383,6 +402,7 @@ SupernodalAnalysis analyze_supernodal(const BlockPattern& p, SupernodalOrdering 
       a.scalar_perm.push_back(p.scalar_offset(perm[k]) + b);
   }
   lay_out(a, s, p, supernode_boundaries(s, p, perm));
+  clock.charge(a.seconds.layout);
   return a;
 }
 

@@ -90,6 +90,13 @@ struct SupernodalAnalysis {
   int64_t max_below_rows = 0;  // the update workspace is max_below_rows² doubles
   int64_t max_rows = 0;        // the largest panel's row count (solve workspace)
 
+  // Wall time of each phase, for benchmarks (tools/bench/scale_bench.cpp): the block graph,
+  // each ordering (0 when not computed), the symbolic factorizations (elimination trees,
+  // structures, counts) and the supernodes with the panels' layout.
+  struct Seconds {
+    double graph = 0, amd = 0, nested_dissection = 0, symbolic = 0, layout = 0;
+  } seconds;
+
   int num_supernodes() const { return static_cast<int>(column_begin.size()) - 1; }
 };
 

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "lsjit/runtime/huge_page_allocator.h"
@@ -45,6 +46,15 @@ class SupernodalCholesky final : public LinearSolver {
   SupernodalOrdering ordering() const { return analysis_.ordering; }  // the chosen one
   int num_supernodes() const { return analysis_.num_supernodes(); }
   const SupernodalAnalysis& analysis() const { return analysis_; }
+
+  // Factor once, solve many times: what a preconditioner needs (subgraph_cg.h), which
+  // applies the same factor in every CG iteration. factorize() factors A + diag(shift)
+  // (shift may be null) without solve()'s checks of A, shift and the pattern (the caller
+  // made A on pattern()), and returns "" or the message solve() gives for a non-positive
+  // pivot. solve_factored() then solves with that factor; b and x are dim() doubles and
+  // may be the same array. Neither allocates. Defined in supernodal_factor_once.cpp.
+  std::string factorize(const BlockSparseSymmetric& A, const double* shift);
+  void solve_factored(const double* b, double* x);
 
  protected:
   LinearSolveSummary solve_checked(const BlockSparseSymmetric& A, const double* shift,

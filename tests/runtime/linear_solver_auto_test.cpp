@@ -3,6 +3,7 @@
 // system, 4x slower than Ceres on BAL problems where dense_schur is 5x faster.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 
 #include "lsjit/compiler/kernel_cache.h"
@@ -110,4 +111,60 @@ TEST_CASE("linear solver auto: a solver named in the options runs as named, with
   const SolveSummary s = p.analyze(a).solve(v, o).summary;
   CHECK(s.linear_solver == "sparse_cholesky");
   CHECK(s.linear_solver_reason.empty());
+}
+
+TEST_CASE("linear solver auto: a factor over the budget gets subgraph-preconditioned CG, same optimum") {
+  io::PoseGraphSpec spec;
+  spec.dimension = 3;
+  spec.poses = 300;
+  spec.loop_closures = 60;
+  const io::GeneratedPoseGraph generated = io::generate_pose_graph(spec);
+  const PoseGraphProblem p = make_pose_graph_problem(generated.graph);
+  AnalyzeOptions a;
+  a.cache = &cache();
+  const AnalyzedProblem analyzed = p.problem.analyze(a);
+
+  const SolveSummary direct = analyzed.solve(p.initial, {}).summary;
+  CAPTURE(direct.linear_solver_reason);
+  REQUIRE(direct.usable());
+  CHECK(direct.linear_solver == "sparse_cholesky");
+  CHECK(direct.linear_solver_reason.find("GFlop per factorization, within max_direct_factor_bytes") !=
+        std::string::npos);
+
+  SolverOptions flop_budget;
+  flop_budget.max_direct_factorization_flops = 1e5;  // far below this factor's
+  const SolveSummary by_flops = analyzed.solve(p.initial, flop_budget).summary;
+  CAPTURE(by_flops.linear_solver_reason);
+  REQUIRE(by_flops.usable());
+  CHECK(by_flops.linear_solver == "subgraph_cg");
+  CHECK(by_flops.linear_solver_reason.find("over max_direct_factorization_flops = 0.0001 GFlop") !=
+        std::string::npos);
+  CHECK(by_flops.final_cost == doctest::Approx(direct.final_cost).epsilon(1e-6));
+
+  SolverOptions byte_budget;
+  byte_budget.max_direct_factor_bytes = 1000;
+  const SolveSummary by_bytes = analyzed.solve(p.initial, byte_budget).summary;
+  CAPTURE(by_bytes.linear_solver_reason);
+  CHECK(by_bytes.linear_solver == "subgraph_cg");
+  CHECK(by_bytes.linear_solver_reason.find("over max_direct_factor_bytes = 0.001 MB") != std::string::npos);
+  CHECK(by_bytes.final_cost == doctest::Approx(direct.final_cost).epsilon(1e-6));
+}
+
+TEST_CASE("linear solver auto: the budgets are validated") {
+  Problem p;
+  p.add(scalar_offset, ScalarVar(0), 4.0);
+  Values v;
+  v.set(ScalarVar(0), 0.0);
+  AnalyzeOptions a;
+  a.cache = &cache();
+  SolverOptions o;
+  o.max_direct_factor_bytes = -1;
+  SolveSummary s = p.analyze(a).solve(v, o).summary;
+  CHECK(s.termination == Termination::Failure);
+  CHECK(s.message.find("max_direct_factor_bytes is -1") != std::string::npos);
+  o = SolverOptions{};
+  o.max_direct_factorization_flops = std::nan("");
+  s = p.analyze(a).solve(v, o).summary;
+  CHECK(s.termination == Termination::Failure);
+  CHECK(s.message.find("max_direct_factorization_flops") != std::string::npos);
 }

@@ -40,8 +40,8 @@ Solves a g2o pose graph or a BAL bundle-adjustment file and prints the solver su
                         on the x-y plane)
   --linear-solver NAME  auto (default: chosen from the problem's structure, and the report
                         says which and why), sparse_cholesky, dense_cholesky,
-                        eigen_sparse_cholesky, cg, dense_schur, sparse_schur, iterative_schur
-                        (the Schur solvers eliminate BAL's points)
+                        eigen_sparse_cholesky, cg, subgraph_cg, dense_schur, sparse_schur,
+                        iterative_schur (the Schur solvers eliminate BAL's points)
   --max-iterations N    0 to 2147483647 (default 50)
   --function-tolerance X, --gradient-tolerance X, --parameter-tolerance X
                         numbers >= 0
@@ -82,7 +82,7 @@ std::variant<SolveFlags, FlagError> parse_solve_flags(const std::vector<std::str
   app.add_option("--linear-solver", solver_name)->check([](const std::string& s) {
     return linear_solver_from_name(s) ? std::string()
                                       : "expected auto, sparse_cholesky, dense_cholesky, eigen_sparse_cholesky, cg, "
-                                        "dense_schur, sparse_schur or iterative_schur, not '" + printable(s) + "'";
+                                        "subgraph_cg, dense_schur, sparse_schur or iterative_schur, not '" + printable(s) + "'";
   });
   app.add_option("--loss", loss_text)->check([](const std::string& s) {
     return parse_loss(s) ? std::string()
