@@ -278,6 +278,9 @@ int main(int argc, char** argv) {
   }
 
   setenv("OMP_THREAD_LIMIT", "1", /*overwrite=*/0);
+  // Ceres reaches OpenBLAS' pthread build through libblas.so.3, and this binary links
+  // Ceres: without this, that build's idle workers spin in every child, lsjit's included.
+  setenv("OPENBLAS_NUM_THREADS", "1", /*overwrite=*/0);
   std::printf("children run with OMP_THREAD_LIMIT=%s (CHOLMOD's OpenMP threads)\n", std::getenv("OMP_THREAD_LIMIT"));
   std::vector<std::pair<std::string, Runs>> results;
   bool agree = true;
