@@ -66,8 +66,8 @@ void check_threads(int num_threads, const char* function) {
 
 namespace detail {
 
-std::unique_ptr<linear::LinearSolver> ProblemLayout::take_solver(linear::LinearSolverType type,
-                                                                 linear::SupernodalOrdering ordering) const {
+std::unique_ptr<linear::LinearSolver> ProblemLayout::take_solver(
+    linear::LinearSolverType type, const linear::SupernodalAnalysis* analysis) const {
   {
     std::lock_guard lock(pool_mutex);
     for (auto& [t, solver] : pool)
@@ -82,8 +82,8 @@ std::unique_ptr<linear::LinearSolver> ProblemLayout::take_solver(linear::LinearS
                   "AnalyzeOptions::schur_elimination)");
     return linear::make_schur_solver(type, pattern, static_cast<int>(first_eliminated));
   }
-  if (type == linear::LinearSolverType::SparseCholesky)
-    return std::make_unique<linear::SupernodalCholesky>(pattern, ordering);
+  if (type == linear::LinearSolverType::SparseCholesky && analysis != nullptr)
+    return std::make_unique<linear::SupernodalCholesky>(pattern, *analysis);
   return linear::make_linear_solver(type, pattern);
 }
 
@@ -132,13 +132,13 @@ SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& o
     return result;
   }
   LinearSolver chosen = options.linear_solver;
-  linear::SupernodalOrdering ordering = linear::SupernodalOrdering::Automatic;
+  std::shared_ptr<const linear::SupernodalAnalysis> analysis;  // Auto's, for the solver
   if (chosen == LinearSolver::Auto) {
     try {
       detail::LinearSolverChoice choice = detail::choose_linear_solver(L, options);
       chosen = choice.solver;
       s.linear_solver_reason = std::move(choice.reason);
-      ordering = choice.ordering;
+      analysis = std::move(choice.analysis);
     } catch (const std::exception& e) {  // the analysis ran out of memory or METIS failed
       chosen = LinearSolver::SubgraphConjugateGradient;
       s.linear_solver_reason = std::string("the sparse Cholesky's analysis failed (") + e.what() +
@@ -171,7 +171,7 @@ SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& o
   const linear::LinearSolverType type = linear_type(chosen);
   std::unique_ptr<linear::LinearSolver> solver;
   try {
-    solver = L.take_solver(type, ordering);
+    solver = L.take_solver(type, analysis.get());
   } catch (const std::exception& e) {
     return fail(std::string("the linear solver could not be set up: ") + e.what());
   }

@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "lsjit/runtime/linear/supernodal_kernels.h"
+
 namespace lsjit::detail {
 namespace {
 
@@ -18,13 +20,16 @@ std::string with_unit(double v, const char* unit) {
 const FactorPrediction& predicted_factor(const ProblemLayout& L) {
   std::lock_guard lock(L.prediction_mutex);
   if (!L.factor_prediction) {
-    const linear::SupernodalAnalysis a =
-        linear::analyze_supernodal(*L.pattern, linear::SupernodalOrdering::Automatic);
+    auto analysis = std::make_shared<const linear::SupernodalAnalysis>(
+        linear::analyze_supernodal(*L.pattern, linear::SupernodalOrdering::Automatic));
+    const linear::SupernodalAnalysis& a = *analysis;
     FactorPrediction p;
-    p.ordering = a.ordering;
-    // What SupernodalCholesky allocates: the panels and the update workspace.
-    p.bytes = 8 * (a.stored_entries + static_cast<double>(a.max_below_rows) * a.max_below_rows);
+    // What SupernodalCholesky allocates: the panels and the update workspace (whose side is
+    // rounded up to the product's tile, a few rows more).
+    const double side = static_cast<double>(linear::supernodal::product_leading_dimension(a.max_below_rows));
+    p.bytes = 8 * (a.stored_entries + side * side);
     p.flops = a.factorization_flops;
+    p.analysis = std::move(analysis);
     L.factor_prediction = p;
   }
   return *L.factor_prediction;
@@ -35,7 +40,7 @@ const FactorPrediction& predicted_factor(const ProblemLayout& L) {
 LinearSolverChoice sparse_choice(const ProblemLayout& L, const SolverOptions& options, std::string why) {
   const FactorPrediction& f = predicted_factor(L);
   const double byte_budget = direct_factor_byte_budget(options);
-  why += "; its Cholesky factor (" + std::string(linear::supernodal_ordering_name(f.ordering)) +
+  why += "; its Cholesky factor (" + std::string(linear::supernodal_ordering_name(f.analysis->ordering)) +
          " ordering) needs " + with_unit(f.bytes / 1e6, "MB") + " and " +
          with_unit(f.flops / 1e9, "GFlop") + " per factorization";
   const std::string memory = "max_direct_factor_bytes = " + with_unit(byte_budget / 1e6, "MB") +
@@ -46,7 +51,7 @@ LinearSolverChoice sparse_choice(const ProblemLayout& L, const SolverOptions& op
     return {LinearSolver::SubgraphConjugateGradient, why + ", over " + memory + ": subgraph-preconditioned CG"};
   if (f.flops > options.max_direct_factorization_flops)
     return {LinearSolver::SubgraphConjugateGradient, why + ", over " + flops + ": subgraph-preconditioned CG"};
-  return {LinearSolver::SparseCholesky, why + ", within " + memory + " and " + flops, f.ordering};
+  return {LinearSolver::SparseCholesky, why + ", within " + memory + " and " + flops, f.analysis};
 }
 
 }  // namespace

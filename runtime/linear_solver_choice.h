@@ -2,6 +2,7 @@
 // solve of this structure runs, and why, in words that name the numbers.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "lsjit/runtime/linear/supernodal_analysis.h"
@@ -13,9 +14,9 @@ namespace lsjit::detail {
 struct LinearSolverChoice {
   LinearSolver solver = LinearSolver::SparseCholesky;
   std::string reason;
-  // For SparseCholesky: the ordering the budget check's analysis chose, so that the solver
-  // does not compute the other one again.
-  linear::SupernodalOrdering ordering = linear::SupernodalOrdering::Automatic;
+  // For SparseCholesky: the budget check's symbolic analysis, so that the solver does not
+  // make it again (nullptr otherwise).
+  std::shared_ptr<const linear::SupernodalAnalysis> analysis = nullptr;
 };
 
 LinearSolverChoice choose_linear_solver(const ProblemLayout& layout, const SolverOptions& options);

@@ -89,7 +89,8 @@ struct FreeVariable {
 
 // What the sparse Cholesky's symbolic analysis predicts for H's pattern.
 struct FactorPrediction {
-  linear::SupernodalOrdering ordering = linear::SupernodalOrdering::Amd;  // the one it chose
+  // The analysis itself, handed to the SupernodalCholesky that Auto then makes.
+  std::shared_ptr<const linear::SupernodalAnalysis> analysis;
   double bytes = 0;  // panels and update workspace
   double flops = 0;  // of one numeric factorization
 };
@@ -136,10 +137,10 @@ struct ProblemLayout {
 
   mutable std::mutex pool_mutex;
   mutable std::vector<std::pair<linear::LinearSolverType, std::unique_ptr<linear::LinearSolver>>> pool;
-  // ordering: for SparseCholesky, the one to use (Automatic: computed by the solver).
+  // analysis: for SparseCholesky, a symbolic analysis of `pattern` to use; nullptr: the
+  // solver makes its own.
   std::unique_ptr<linear::LinearSolver> take_solver(
-      linear::LinearSolverType type,
-      linear::SupernodalOrdering ordering = linear::SupernodalOrdering::Automatic) const;
+      linear::LinearSolverType type, const linear::SupernodalAnalysis* analysis = nullptr) const;
   void give_back(linear::LinearSolverType type, std::unique_ptr<linear::LinearSolver> solver) const;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "lsjit/ir/error.h"
 #include "lsjit/runtime/linear/supernodal_kernels.h"
 
 namespace lsjit::linear {
@@ -21,6 +22,23 @@ int block_of(const BlockPattern& p, int64_t r) {
 SupernodalCholesky::SupernodalCholesky(std::shared_ptr<const BlockPattern> pattern,
                                        SupernodalOrdering ordering)
     : LinearSolver(std::move(pattern)), analysis_(analyze_supernodal(*pattern_, ordering)) {
+  allocate();
+}
+
+SupernodalCholesky::SupernodalCholesky(std::shared_ptr<const BlockPattern> pattern,
+                                       SupernodalAnalysis analysis)
+    : LinearSolver(std::move(pattern)), analysis_(std::move(analysis)) {
+  if (analysis_.scalar_perm.size() != static_cast<size_t>(pattern_->dim()) ||
+      analysis_.block_target.size() != static_cast<size_t>(pattern_->num_stored_blocks()))
+    throw Error("SupernodalCholesky: the analysis given is not one of this pattern (" +
+                std::to_string(analysis_.scalar_perm.size()) + " scalars, " +
+                std::to_string(analysis_.block_target.size()) + " stored blocks; the pattern has " +
+                std::to_string(pattern_->dim()) + " and " +
+                std::to_string(pattern_->num_stored_blocks()) + ")");
+  allocate();
+}
+
+void SupernodalCholesky::allocate() {
   supernodal::init_blas();
   // The padding: below_product's loops read up to kProductRowPad - 1 doubles past a column.
   panels_.assign(analysis_.panel_offset.back() + supernodal::kProductRowPad, 0.0);

@@ -36,6 +36,10 @@ class SupernodalCholesky final : public LinearSolver {
   // flops. Throws lsjit::Error when the analysis fails (see analyze_supernodal).
   explicit SupernodalCholesky(std::shared_ptr<const BlockPattern> pattern,
                               SupernodalOrdering ordering = SupernodalOrdering::Automatic);
+  // With an analysis already made of this pattern by analyze_supernodal (LinearSolver::Auto
+  // makes one to predict the factor's size): the constructor then only allocates. Throws
+  // lsjit::Error when its dimension is not the pattern's.
+  SupernodalCholesky(std::shared_ptr<const BlockPattern> pattern, SupernodalAnalysis analysis);
   std::string_view name() const override { return "supernodal_cholesky"; }
   bool direct() const override { return true; }
 
@@ -63,6 +67,7 @@ class SupernodalCholesky final : public LinearSolver {
 
  private:
   // Steps 1 and 2; the permuted scalar column of the first bad pivot, or -1.
+  void allocate();  // the factor, the workspaces: once, by the constructors
   int64_t factor(const BlockSparseSymmetric& A, const double* shift);
   void scatter(const BlockSparseSymmetric& A, const double* shift);
   void update_ancestors(int supernode, int64_t below);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../support/random_block_sparse.h"
+#include "lsjit/ir/error.h"
 #include "lsjit/runtime/linear/supernodal_cholesky.h"
 
 using namespace lsjit::linear;
@@ -226,4 +227,28 @@ TEST_CASE("linear supernodal: NaN or infinity in A, shift or b, and a foreign pa
   CHECK(contains(s.message, "does not have the block pattern"));
   CHECK(solver.factorizations() == 0);  // every call above was refused before factoring
   CHECK(solve_error(solver, A, nullptr, b) <= 1e-10);
+}
+
+TEST_CASE("linear supernodal: a solver made from a given analysis solves as one that made its own") {
+  std::mt19937_64 rng(43);
+  const auto structure = random_block_structure(rng, 60, 6, 1.5);
+  BlockSparseSymmetric A = make_matrix(structure);
+  fill_random(structure, A, rng);
+  const Eigen::VectorXd b = random_vector(A.dim(), rng);
+  SupernodalAnalysis analysis = analyze_supernodal(A.pattern(), SupernodalOrdering::Automatic);
+  SupernodalCholesky given(A.shared_pattern(), analysis), own(A.shared_pattern());
+  CHECK(given.ordering() == own.ordering());
+  CHECK(given.factorization_flops() == own.factorization_flops());
+  CHECK(solve_error(given, A, nullptr, b) < 1e-10);
+  Eigen::VectorXd x_given(A.dim()), x_own(A.dim());
+  REQUIRE(given.solve(A, nullptr, b.data(), x_given.data(), {}).ok);
+  REQUIRE(own.solve(A, nullptr, b.data(), x_own.data(), {}).ok);
+  CHECK(x_given == x_own);  // the same analysis, the same arithmetic
+
+  // An analysis of another pattern is refused, naming both sizes.
+  const auto other_structure = random_block_structure(rng, 10, 6, 1.5);
+  const BlockSparseSymmetric other = make_matrix(other_structure);
+  const SupernodalAnalysis wrong = analyze_supernodal(other.pattern(), SupernodalOrdering::Amd);
+  CHECK_THROWS_WITH_AS(SupernodalCholesky(A.shared_pattern(), wrong),
+                       doctest::Contains("not one of this pattern"), lsjit::Error);
 }
