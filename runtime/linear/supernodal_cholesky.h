@@ -17,6 +17,15 @@
 //   3. forward and back substitution supernode by supernode, in the permuted order.
 // A pivot <= 0 or NaN is ok = false, naming the scalar row and block of A (A's numbering).
 //
+// Threads: the constructor cuts the elimination tree into two bins of independent subtrees
+// and the top above them (supernodal_split.h) when that predicts a speed-up of at least
+// kMinSplitSpeedup and the top's private copy is at most half the factor. Step 2
+// then always factors bin 0, then bin 1 (its updates of the top into the private copy),
+// adds the copy to the top and factors the top; with LinearSolverOptions::num_threads != 1
+// (0: one per core) the two bins run at once. The arithmetic is the same either way, so
+// results are bit-identical whatever the thread count. The second workspace and the
+// threads are made on the first solve with more than one. Step 3 stays on one thread.
+//
 // OpenBLAS runs single-threaded (set once, process-wide): lsjit decides its threading.
 #pragma once
 
@@ -27,6 +36,8 @@
 #include "lsjit/runtime/huge_page_allocator.h"
 #include "lsjit/runtime/linear/linear_solver.h"
 #include "lsjit/runtime/linear/supernodal_analysis.h"
+#include "lsjit/runtime/linear/supernodal_split.h"
+#include "lsjit/runtime/thread_pool.h"
 
 namespace lsjit::linear {
 
@@ -50,6 +61,7 @@ class SupernodalCholesky final : public LinearSolver {
   SupernodalOrdering ordering() const { return analysis_.ordering; }  // the chosen one
   int num_supernodes() const { return analysis_.num_supernodes(); }
   const SupernodalAnalysis& analysis() const { return analysis_; }
+  const SupernodalSplit* split() const { return split_.get(); }  // null: not split
 
   // Factor once, solve many times: what a preconditioner needs (subgraph_cg.h), which
   // applies the same factor in every CG iteration. factorize() factors A + diag(shift)
@@ -68,9 +80,14 @@ class SupernodalCholesky final : public LinearSolver {
  private:
   // Steps 1 and 2; the permuted scalar column of the first bad pivot, or -1.
   void allocate();  // the factor, the workspaces: once, by the constructors
-  int64_t factor(const BlockSparseSymmetric& A, const double* shift);
+  int64_t factor(const BlockSparseSymmetric& A, const double* shift, int threads = 1);
+  // One supernode's step 2, its update into W; updates of top supernodes go to
+  // private_top (see supernodal_split.h) when it is not null. The permuted scalar column
+  // of a bad pivot, or -1.
+  int64_t factor_supernode(int supernode, double* W, double* private_top);
+  int64_t factor_split(int threads);  // step 2 by the split, after scatter()
   void scatter(const BlockSparseSymmetric& A, const double* shift);
-  void update_ancestors(int supernode, int64_t below);
+  void update_ancestors(int supernode, int64_t below, const double* W, double* private_top);
   void substitute(double* y);  // step 3 on the permuted right-hand side, in place
 
   SupernodalAnalysis analysis_;
@@ -81,6 +98,13 @@ class SupernodalCholesky final : public LinearSolver {
   detail::BigVector<double> workspace_;
   std::vector<double> permuted_;   // dim(): the permuted right-hand side / solution
   std::vector<double> gathered_;   // max_rows: a supernode's rows of the solution
+
+  // The split (null: none is worth it), bin 1's updates of the top's panels, and what two
+  // threads need (made on the first solve that asks for them).
+  std::unique_ptr<SupernodalSplit> split_;
+  detail::BigVector<double> private_top_;
+  std::unique_ptr<detail::ThreadPool> pool_;
+  detail::BigVector<double> second_workspace_;  // bin 1's W
 };
 
 }  // namespace lsjit::linear

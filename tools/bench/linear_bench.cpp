@@ -5,7 +5,7 @@
 // (docs/linear_solvers.md).
 //
 //   lsjit_bench_linear [--repeats N] [--small]
-//   lsjit_bench_linear --factor [--repeats N]
+//   lsjit_bench_linear --factor [--repeats N] [--threads N]   (N: LinearSolverOptions::num_threads)
 // --factor compares the sparse Cholesky factorizations alone (docs/benchmarks.md): the
 // supernodal Cholesky with each ordering against CHOLMOD (when lsjit was built with
 // LSJIT_WITH_CHOLMOD) on the same block-AMD ordering, on sphere2500 and M3500 (the edge
@@ -223,7 +223,7 @@ Structure local_loops(const std::string& name, int poses, int loops, int block, 
   return s;
 }
 
-void run_factor(const Structure& s, int repeats, std::mt19937_64& rng) {
+void run_factor(const Structure& s, int repeats, int threads, std::mt19937_64& rng) {
   BlockSparseSymmetric H(s.sizes, s.edges);
   fill(s, H, rng);
   std::vector<double> b(H.dim(), 1.0), x(H.dim()), shift(H.dim());
@@ -240,7 +240,9 @@ void run_factor(const Structure& s, int repeats, std::mt19937_64& rng) {
     r.flops = flops(*solver);
     std::vector<double> times;
     for (int k = 0; k < repeats + 1; ++k) {
-      const LinearSolveSummary summary = solver->solve(H, shift.data(), b.data(), x.data(), {});
+      LinearSolverOptions options;
+      options.num_threads = threads;
+      const LinearSolveSummary summary = solver->solve(H, shift.data(), b.data(), x.data(), options);
       if (!summary.ok) std::fprintf(stderr, "%s: %s\n", s.name.c_str(), summary.message.c_str());
       if (k > 0) times.push_back(summary.seconds);  // the first call warms caches and pages
     }
@@ -262,16 +264,19 @@ void run_factor(const Structure& s, int repeats, std::mt19937_64& rng) {
   }
   for (SupernodalOrdering o : {SupernodalOrdering::Amd, SupernodalOrdering::NestedDissection,
                                SupernodalOrdering::Automatic}) {
-    std::string chosen;
+    std::string chosen, split_info;  // split: the two-thread speed-up its split predicts
     const Result r = measure(
         [&] {
           auto solver = std::make_unique<SupernodalCholesky>(H.shared_pattern(), o);
           chosen = supernodal_ordering_name(solver->ordering());
+          split_info = solver->split() == nullptr
+                           ? ", not split"
+                           : ", split " + std::to_string(solver->split()->predicted_speedup).substr(0, 4) + "x";
           return solver;
         },
         [](const SupernodalCholesky& c) { return c.factorization_flops(); });
     print(std::string("supernodal (") + supernodal_ordering_name(o) +
-              (o == SupernodalOrdering::Automatic ? ": " + chosen : std::string()) + ")",
+              (o == SupernodalOrdering::Automatic ? ": " + chosen : std::string()) + split_info + ")",
           r, cholmod ? &*cholmod : nullptr);
   }
 }
@@ -279,15 +284,16 @@ void run_factor(const Structure& s, int repeats, std::mt19937_64& rng) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int repeats = 5;
+  int repeats = 5, threads = 1;
   bool small = false, factor = false;
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
     if (arg == "--repeats" && a + 1 < argc) repeats = std::max(1, std::stoi(argv[++a]));
     else if (arg == "--small") small = true;
     else if (arg == "--factor") factor = true;
+    else if (arg == "--threads" && a + 1 < argc) threads = std::max(0, std::stoi(argv[++a]));
     else {
-      std::fprintf(stderr, "usage: lsjit_bench_linear [--repeats N] [--small] [--factor]\n");
+      std::fprintf(stderr, "usage: lsjit_bench_linear [--repeats N] [--small] [--factor [--threads N]]\n");
       return 2;
     }
   }
@@ -297,11 +303,11 @@ int main(int argc, char** argv) {
     std::printf("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
     run_factor(g2o_structure("sphere2500.g2o", "sphere2500 (g2o)")
                    .value_or(local_loops("sphere2500-like", 2500, 2450, 6, 60, rng)),
-               repeats, rng);
+               repeats, threads, rng);
     run_factor(g2o_structure("M3500.g2o", "M3500 (g2o)")
                    .value_or(local_loops("M3500-like", 3500, 1950, 3, 60, rng)),
-               repeats, rng);
-    run_factor(pose_graph(5000, 1000, rng), repeats, rng);
+               repeats, threads, rng);
+    run_factor(pose_graph(5000, 1000, rng), repeats, threads, rng);
     return 0;
   }
   std::printf("| problem | dim | stored blocks | solver | analysis ms | solve ms | iterations | nnz(L) |\n");
