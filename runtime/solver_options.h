@@ -29,9 +29,9 @@ enum class LinearSolver {
   //     over max_direct_factorization_flops -> SubgraphConjugateGradient.
   Auto,
   DenseCholesky,        // assembled dense matrix, Eigen LLT: small problems
-  SparseCholesky,       // CHOLMOD supernodal (Eigen's sparse Cholesky if lsjit was built
-                        // without CHOLMOD); symbolic factorization once per analyze
-  EigenSparseCholesky,  // Eigen's SimplicialLDLT, always available
+  SparseCholesky,       // lsjit's supernodal Cholesky (runtime/linear/supernodal_cholesky.h);
+                        // symbolic analysis once per structure
+  EigenSparseCholesky,  // Eigen's SimplicialLLT (AMD), always available
   ConjugateGradient,    // preconditioned CG, block-Jacobi preconditioner, inexact steps
   // preconditioned CG whose preconditioner is the sparse Cholesky factor of a sparsified
   // system (a spanning forest plus clusters; runtime/linear/subgraph_cg.h): inexact steps,
@@ -40,7 +40,7 @@ enum class LinearSolver {
   // Schur complement solvers: eliminate the variable type AnalyzeOptions::schur_elimination
   // chose (BAL's points) and solve the reduced system (the cameras):
   DenseSchur,           // reduced system dense, Cholesky: up to a few hundred cameras
-  SparseSchur,          // reduced system block-sparse, CHOLMOD: many cameras, local views
+  SparseSchur,          // reduced system block-sparse, supernodal Cholesky: many cameras
   IterativeSchur,       // reduced system implicit, Schur-Jacobi PCG: large problems, inexact
 };
 // Auto's thresholds. A dense reduced camera system is factored in (n³/3) flops with no
@@ -51,8 +51,8 @@ enum class LinearSolver {
 inline constexpr int64_t kAutoDenseSchurMax = 2000;
 inline constexpr int64_t kAutoDenseMax = 100;
 
-// auto, dense_cholesky, sparse_cholesky, eigen_sparse_cholesky, cg, dense_schur, sparse_schur,
-// iterative_schur
+// auto, dense_cholesky, sparse_cholesky, eigen_sparse_cholesky, cg, subgraph_cg, dense_schur,
+// sparse_schur, iterative_schur
 std::string_view linear_solver_name(LinearSolver solver);
 std::optional<LinearSolver> linear_solver_from_name(std::string_view name);
 

@@ -45,8 +45,10 @@ int run() {
 
   // 3. Trace, differentiate and compile once; then solve. The normal equations have a
   //    block per camera, per point and per observed camera–point pair; the sparse
-  //    Cholesky (CHOLMOD's supernodal factorization) solves them directly. For much larger
-  //    scenes, LinearSolver::ConjugateGradient trades exact steps for memory.
+  //    Cholesky (lsjit's own supernodal factorization) solves them directly. The default,
+  //    LinearSolver::Auto, would instead eliminate the points with a Schur complement
+  //    solver (DenseSchur or SparseSchur). For much larger scenes,
+  //    LinearSolver::IterativeSchur or ConjugateGradient trade exact steps for memory.
   lsjit::AnalyzedProblem analyzed = ba.problem.analyze();
   lsjit::SolverOptions options;
   options.linear_solver = lsjit::LinearSolver::SparseCholesky;

@@ -65,8 +65,9 @@ int run(int argc, char** argv) {
   //    a second run of this program compiles nothing.
   lsjit::AnalyzedProblem analyzed = p.problem.analyze();
 
-  // 4. Levenberg–Marquardt with the sparse Cholesky factorization (CHOLMOD), a line per
-  //    iteration. Every option is a runtime input: changing one never recompiles.
+  // 4. Levenberg–Marquardt with the sparse Cholesky factorization (lsjit's own supernodal
+  //    one), a line per iteration. Every option is a runtime input: changing one never
+  //    recompiles.
   lsjit::SolverOptions options;
   options.linear_solver = lsjit::LinearSolver::SparseCholesky;
   options.num_threads = 0;  // every hardware thread; the result is the same for any count

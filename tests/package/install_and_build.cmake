@@ -67,7 +67,8 @@ endif()
 run(${CMAKE_COMMAND} --build ${consumer_build})
 run(${consumer_build}/fit_circle)
 
-# The installed CLI runs from the prefix (libLLVM and CHOLMOD found at run time).
+# The installed CLI runs from the prefix (libLLVM, OpenBLAS and, in builds with
+# LSJIT_WITH_CHOLMOD, CHOLMOD found at run time).
 run(${prefix}/bin/lsjit generate pose-graph --dim 2 --poses 30 --loop-closures 5
     --out ${WORK_DIR}/graph.g2o)
 run(${prefix}/bin/lsjit solve ${WORK_DIR}/graph.g2o)

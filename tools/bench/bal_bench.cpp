@@ -23,9 +23,10 @@
 //
 // Every solve runs in its own process (bal_bench_child.cpp): its peak memory is its own,
 // and "above data" subtracts the resident memory after the problem was read or generated.
-// CHOLMOD (sparse_schur on both sides) opens an OpenMP team of its own: the children run
-// with OMP_THREAD_LIMIT=1 unless it is set. Tables are medians over repeats, column by
-// column; the order of the solvers alternates between repeats.
+// Ceres' SPARSE_SCHUR factors with CHOLMOD, which opens an OpenMP team of its own (lsjit's
+// sparse_schur uses lsjit's supernodal Cholesky, not CHOLMOD): the children run with
+// OMP_THREAD_LIMIT=1 unless it is set. Tables are medians over repeats, column by column;
+// the order of the solvers alternates between repeats.
 #include <unistd.h>
 
 #include <algorithm>

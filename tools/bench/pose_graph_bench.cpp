@@ -11,9 +11,10 @@
 //   lsjit warm  a second process on that directory: kernels loaded from disk
 //   Ceres       LEVENBERG_MARQUARDT, SPARSE_NORMAL_CHOLESKY on SuiteSparse, defaults
 //   baseline    (once per file) the process plus read_g2o only, the floor of both peaks
-// CHOLMOD's supernodal factorization (both solvers' linear solver) opens an OpenMP team of
-// 4 threads whatever OMP_NUM_THREADS says; the children get OMP_THREAD_LIMIT=1 so that
-// each solver really runs on one thread, unless OMP_THREAD_LIMIT is already set.
+// CHOLMOD's supernodal factorization (Ceres' linear solver here; lsjit's solvers do not use
+// CHOLMOD, its sparse Cholesky is its own) opens an OpenMP team of 4 threads whatever
+// OMP_NUM_THREADS says; the children get OMP_THREAD_LIMIT=1 so that Ceres really runs on
+// one thread, unless OMP_THREAD_LIMIT is already set.
 // Tables report medians over repeats, column by column. Before the tables the run checks
 // Ceres' final costs against reference values and both solvers' final costs against each
 // other, and says so when they disagree.

@@ -34,8 +34,9 @@ int main() {
   initial.set(center, Eigen::Vector2d(0.0, 0.0));
   initial.set(radius, 1.0);
 
-  // The default linear solver is the sparse Cholesky (CHOLMOD when lsjit has it), so this
-  // exercises every library the package links: lsjit's, LLVM (the JIT) and CHOLMOD.
+  // The default linear solver, LinearSolver::Auto, picks dense_schur here (the one cost
+  // has one variable of each type, so one type can be eliminated): this exercises lsjit's
+  // libraries and LLVM (the JIT); the sparse Cholesky (supernodal, OpenBLAS) is not called.
   const lsjit::SolveResult result = problem.analyze().solve(initial);
   std::cout << result.summary.report();
 
