@@ -61,6 +61,20 @@ std::string first_non_finite_variable(const ProblemLayout& layout, const std::ve
   return "";
 }
 
+// "linear solver: MESSAGE", and where a factorization names the block it stopped at, the
+// variable and the usual cause: a gauge freedom (e.g. a pose graph with no pose held
+// constant), which Gauss-Newton meets head on and LM's damping hides.
+std::string linear_solver_failure(const ProblemLayout& layout, const linear::LinearSolveSummary& ls) {
+  std::string why = "linear solver: " + ls.message;
+  if (ls.bad_block < 0 || static_cast<size_t>(ls.bad_block) >= layout.free.size()) return why;
+  const FreeVariable& f = layout.free[ls.bad_block];
+  const TypeTable& t = layout.types[f.type];
+  return why + ", at " + t.type->name + " variable " + std::to_string(t.ids[f.row]) +
+         ". If nothing holds the problem in place there (a gauge freedom, e.g. a pose graph with "
+         "no pose held constant) or no residual constrains it, hold a variable constant "
+         "(Problem::set_constant) or add a prior";
+}
+
 }  // namespace
 
 void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
@@ -322,7 +336,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
         if (!accepted) why_rejected = "the step does not decrease the cost enough";
       }
     } else {
-      why_rejected = "linear solver: " + ls.message;
+      why_rejected = linear_solver_failure(layout, ls);
     }
 
     const double previous_cost = cost;

@@ -67,6 +67,9 @@ struct LinearSolveSummary {
   // Levenberg–Marquardt model decrease does). False for CG and iterative Schur.
   bool direct = false;
   double seconds = 0;            // wall time of the call
+  // A direct factorization that met a non-positive pivot: the block of A (its numbering)
+  // that pivot belongs to, so that callers can name the variable; -1 otherwise.
+  int bad_block = -1;
 };
 
 enum class LinearSolverType {

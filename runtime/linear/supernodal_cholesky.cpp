@@ -210,6 +210,7 @@ LinearSolveSummary SupernodalCholesky::solve_checked(const BlockSparseSymmetric&
                                                : options.num_threads;
   if (const int64_t bad = factor(A, shift, threads); bad >= 0) {
     const int64_t row = analysis_.scalar_perm[bad];  // back to A's numbering
+    summary.bad_block = block_of(*pattern_, row);
     // The wording of CholmodCholesky's message, so that callers' messages stay the same.
     summary.message = "the matrix is not positive definite (supernodal Cholesky: non-positive "
                       "pivot at scalar row " + std::to_string(row) + ", block " +

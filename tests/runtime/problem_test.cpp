@@ -503,3 +503,22 @@ TEST_CASE("schur_elimination: auto puts the eliminable type with most variables 
   springs.schur_elimination = "Vec3";
   CHECK_THROWS_WITH_AS(net.problem.analyze(springs), doctest::Contains("a cost has two Vec3 variables"), Error);
 }
+
+TEST_CASE("Gauss-Newton on a singular system names the variable and suggests set_constant") {
+  // Two points tied by one spring and nothing else: no residual holds them in place, the
+  // Gauss-Newton matrix is singular, and its factorization meets a zero pivot.
+  Problem p;
+  p.add(spring, VecVar<3>(4), VecVar<3>(9), 1.0);
+  Values initial;
+  initial.set(VecVar<3>(4), Eigen::Vector3d(0, 0, 0));
+  initial.set(VecVar<3>(9), Eigen::Vector3d(2, 0, 0));
+  const AnalyzedProblem a = p.analyze(lsjit::testing::analyze_with(lsjit::testing::memory_cache()));
+  SolverOptions gn = tight(LinearSolver::SparseCholesky);
+  gn.gauss_newton = true;
+  const SolveResult r = a.solve(initial, gn);
+  CAPTURE(r.summary.message);
+  CHECK(r.summary.termination == Termination::NoDecrease);
+  CHECK(r.summary.message.find("non-positive pivot") != std::string::npos);
+  CHECK(r.summary.message.find("Vec3 variable 4") != std::string::npos);
+  CHECK(r.summary.message.find("Problem::set_constant") != std::string::npos);
+}
