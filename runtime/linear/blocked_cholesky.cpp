@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "lsjit/runtime/linear/vector_loops.h"
+
 // Right-looking blocked Cholesky on column-major storage, panels of kPanel columns:
 //   1. factor the panel's diagonal block (column by column),
 //   2. the rows below it: A21 ← A21 L11⁻ᵀ (column by column, each an axpy down the rows),
@@ -33,18 +35,7 @@ template <int V, int RowVectors, int Columns>
     for (int64_t c = k; c < k + b; ++c) {
       const int64_t m = n - c;  // rows from the diagonal down
       for (int64_t l = k; l < c; ++l) {
-        const double f = at(c, l);
-        double* dst = &at(c, c);
-        const double* src = &at(c, l);
-        int64_t r = 0;
-        for (; r + V <= m; r += V) {
-          Vec x, y;
-          __builtin_memcpy(&x, dst + r, sizeof(Vec));
-          __builtin_memcpy(&y, src + r, sizeof(Vec));
-          x -= y * f;
-          __builtin_memcpy(dst + r, &x, sizeof(Vec));
-        }
-        for (; r < m; ++r) dst[r] -= f * src[r];
+        subtract_scaled<V>(&at(c, c), &at(c, l), at(c, l), m);
       }
       const double d = at(c, c);
       if (!(d > 0)) return c;

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "lsjit/runtime/cpu_features.h"
+#include "lsjit/runtime/linear/vector_loops.h"
 
 // OpenBLAS, linked directly (CMakeLists.txt): its LAPACK and BLAS entry points, 32-bit
 // integers (Debian's libopenblas0-pthread is not the ILP64 build).
@@ -31,25 +32,11 @@ constexpr int64_t kSmallColumns = 24;
 constexpr int64_t kSmallWork = 24 * 24 * 48;
 
 template <int V>
-[[gnu::always_inline]] inline void axpy(double* dst, const double* src, double f, int64_t m) {
-  typedef double Vec __attribute__((vector_size(V * sizeof(double))));
-  int64_t r = 0;
-  for (; r + V <= m; r += V) {
-    Vec x, y;
-    __builtin_memcpy(&x, dst + r, sizeof(Vec));
-    __builtin_memcpy(&y, src + r, sizeof(Vec));
-    x -= y * f;
-    __builtin_memcpy(dst + r, &x, sizeof(Vec));
-  }
-  for (; r < m; ++r) dst[r] -= f * src[r];
-}
-
-template <int V>
 [[gnu::always_inline]] inline int64_t factor_body(double* a, int64_t n, int64_t ld) {
   for (int64_t c = 0; c < n; ++c) {
     double* column = a + c * ld;
     for (int64_t l = 0; l < c; ++l) {
-      axpy<V>(column + c, a + l * ld + c, a[l * ld + c], n - c);
+      subtract_scaled<V>(column + c, a + l * ld + c, a[l * ld + c], n - c);
     }
     const double d = column[c];
     if (!(d > 0)) return c;
@@ -66,7 +53,7 @@ template <int V>
 [[gnu::always_inline]] inline void solve_body(double* a, int64_t n, int64_t m, int64_t ld) {
   for (int64_t c = 0; c < n; ++c) {
     double* column = a + c * ld + n;
-    for (int64_t l = 0; l < c; ++l) axpy<V>(column, a + l * ld + n, a[l * ld + c], m);
+    for (int64_t l = 0; l < c; ++l) subtract_scaled<V>(column, a + l * ld + n, a[l * ld + c], m);
     const double inverse = 1.0 / a[c * ld + c];
     for (int64_t r = 0; r < m; ++r) column[r] *= inverse;
   }
@@ -142,7 +129,7 @@ template <int V>
 [[gnu::always_inline]] inline void multiply_body(const double* B, int64_t n, int64_t m, int64_t ld,
                                                  const double* y, double* g) {
   for (int64_t r = 0; r < m; ++r) g[r] = 0;
-  for (int64_t c = 0; c < n; ++c) axpy<V>(g, B + c * ld, -y[c], m);
+  for (int64_t c = 0; c < n; ++c) subtract_scaled<V>(g, B + c * ld, -y[c], m);
 }
 
 // y −= Bᵀ g: a dot product per column, in two vectors of partial sums (a single scalar sum
