@@ -81,11 +81,7 @@ LinearSolveSummary ConjugateGradient::solve_checked(const BlockSparseSymmetric& 
   const size_t n = static_cast<size_t>(pattern_->dim());
   return preconditioned_cg(
       n, b, x, options,
-      [&](const double* p, double* q) {
-        A.multiply(p, q);
-        if (shift != nullptr)
-          for (size_t r = 0; r < n; ++r) q[r] += shift[r] * p[r];
-      },
+      [&](const double* p, double* q) { multiply_shifted(A, shift, p, q); },
       [&](const double* r, double* z) { apply_preconditioner(r, z); }, "cg", "pᵀ(A + diag(shift))p",
       vectors_);
 }

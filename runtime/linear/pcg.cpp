@@ -35,6 +35,12 @@ std::string invalid_cg_options(const LinearSolverOptions& options, std::string_v
          ") and a finite cg_relative_tolerance >= 0 (got " + format(options.cg_relative_tolerance) + ")";
 }
 
+void multiply_shifted(const BlockSparseSymmetric& A, const double* shift, const double* p, double* q) {
+  A.multiply(p, q);
+  if (shift == nullptr) return;
+  for (int64_t r = 0; r < A.dim(); ++r) q[r] += shift[r] * p[r];
+}
+
 LinearSolveSummary preconditioned_cg(size_t n, const double* b, double* x,
                                      const LinearSolverOptions& options,
                                      const std::function<void(const double*, double*)>& apply,

@@ -31,6 +31,9 @@ struct PcgVectors {
 // cg_relative_tolerance >= 0), else what is wrong, as "WHO needs ...".
 std::string invalid_cg_options(const LinearSolverOptions& options, std::string_view who);
 
+// q = (A + diag(shift)) p, shift may be null: the product both CG solvers iterate with.
+void multiply_shifted(const BlockSparseSymmetric& A, const double* shift, const double* p, double* q);
+
 LinearSolveSummary preconditioned_cg(size_t n, const double* b, double* x,
                                      const LinearSolverOptions& options,
                                      const std::function<void(const double* p, double* q)>& apply,

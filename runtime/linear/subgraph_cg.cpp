@@ -53,11 +53,7 @@ LinearSolveSummary SubgraphCg::solve_checked(const BlockSparseSymmetric& A, cons
   const size_t n = static_cast<size_t>(pattern_->dim());
   return preconditioned_cg(
       n, b, x, options,
-      [&](const double* p, double* q) {
-        A.multiply(p, q);
-        if (shift != nullptr)
-          for (size_t r = 0; r < n; ++r) q[r] += shift[r] * p[r];
-      },
+      [&](const double* p, double* q) { multiply_shifted(A, shift, p, q); },
       [&](const double* r, double* z) { factor_->solve_factored(r, z); }, "subgraph_cg",
       "pᵀ(A + diag(shift))p", vectors_);
 }
