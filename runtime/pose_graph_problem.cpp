@@ -46,4 +46,10 @@ void update_poses(io::PoseGraph& graph, const Values& values) {
   }
 }
 
+SolverOptions pose_graph_solver_options() {
+  SolverOptions options;
+  options.initial_trust_region_radius = kPoseGraphInitialTrustRegionRadius;
+  return options;
+}
+
 }  // namespace lsjit

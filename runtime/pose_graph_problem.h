@@ -7,6 +7,7 @@
 
 #include "lsjit/runtime/io/g2o.h"
 #include "lsjit/runtime/problem.h"
+#include "lsjit/runtime/solver_options.h"
 
 namespace lsjit {
 
@@ -18,6 +19,21 @@ struct PoseGraphProblem {
 // Edges are added as one batch per graph, so the problem has one cost group.
 // With a loss, every edge is robustified by it (e.g. against wrong loop closures).
 PoseGraphProblem make_pose_graph_problem(const io::PoseGraph& graph, const Loss& loss = TrivialLoss());
+
+// Levenberg–Marquardt's first trust-region radius for pose graphs: 1e8, a damping of 1e-8
+// times diag(H), where Ceres' general default is 1e4. A pose graph's initial estimate (its
+// odometry, or a chordal initialization) lies where Gauss–Newton steps are good, which is why
+// g2o and GTSAM start with damping about this small. Ceres' 1e4 damps those steps and then
+// grows the radius at most 3x per accepted step: on ../shared/data's seven graphs 1e8 takes
+// 3-8 iterations where 1e4 takes 6-22, to the same final costs (docs/benchmarks.md). A bad
+// first step is rejected and the radius shrinks, so 1e8 is safe, only slower, where it is
+// too large. Bundle adjustment from a perturbed start is such a case, which is why it is
+// not the general default.
+inline constexpr double kPoseGraphInitialTrustRegionRadius = 1e8;
+
+// SolverOptions' defaults with initial_trust_region_radius = kPoseGraphInitialTrustRegionRadius:
+// what `lsjit solve FILE.g2o` uses unless told otherwise.
+SolverOptions pose_graph_solver_options();
 
 // Copies the poses in `values` into the graph's vertices (the edges are unchanged).
 // Throws lsjit::Error if a vertex has no value.

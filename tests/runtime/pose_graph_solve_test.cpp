@@ -38,6 +38,14 @@ TEST_CASE("shared pose graphs reach Ceres' final costs within 1e-6 relative") {
     CHECK(converged(r.summary.termination));
     CHECK(r.summary.final_cost == doctest::Approx(cost).epsilon(1e-6));
     CHECK(r.summary.constant_variables == 1);
+    // The pose-graph default (a first radius of 1e8, nearly Gauss–Newton) reaches the same
+    // cost, in no more iterations than Ceres' 1e4.
+    const SolveResult pg = solve_file(dir / file, pose_graph_solver_options());
+    CAPTURE(pg.summary.report());
+    CHECK(converged(pg.summary.termination));
+    CHECK(pg.summary.final_cost == doctest::Approx(cost).epsilon(1e-6));
+    CHECK(pg.summary.iterations <= r.summary.iterations);
+    CHECK(pg.summary.per_iteration.front().trust_region_radius == kPoseGraphInitialTrustRegionRadius);
   }
 }
 

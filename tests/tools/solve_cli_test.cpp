@@ -131,6 +131,30 @@ TEST_CASE("lsjit solve reads BAL files, detected from their header, and writes t
   CHECK(run("solve " + file.string() + " --format pcd").exit_code == 2);
 }
 
+TEST_CASE("lsjit solve starts a pose graph nearly Gauss-Newton and a BAL problem as Ceres, unless told") {
+  // The first iteration line of --json's per-iteration list carries the initial radius.
+  const auto first_radius = [](const std::string& json) {
+    const size_t at = json.find("\"trust_region_radius\": ");
+    REQUIRE(at != std::string::npos);
+    return std::stod(json.substr(at + 23));
+  };
+  const fs::path graph = generated("radius", 3);
+  Run r = run("solve " + graph.string() + " --json");
+  CAPTURE(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(first_radius(r.out) == 1e8);
+  r = run("solve " + graph.string() + " --json --initial-trust-region-radius 1e4");
+  REQUIRE(r.exit_code == 0);
+  CHECK(first_radius(r.out) == 1e4);
+
+  const fs::path bal = fs::path(LSJIT_TEST_TMP_DIR) / "solve_radius_bal.txt";
+  REQUIRE(run("generate bal --cameras 3 --points 20 --observations-per-point 2 --out " + bal.string())
+              .exit_code == 0);
+  r = run("solve " + bal.string() + " --json");
+  REQUIRE(r.exit_code == 0);
+  CHECK(first_radius(r.out) == 1e4);
+}
+
 TEST_CASE("lsjit solve --init chordal starts from the chordal poses and says so, the default from the file") {
   for (int dim : {2, 3}) {
     CAPTURE(dim);

@@ -41,12 +41,20 @@ TEST_CASE("solve flags: values in range are taken exactly") {
   CHECK(f.options.gradient_tolerance == 1e-12);
   CHECK(f.options.parameter_tolerance == 2.5e-3);
   CHECK(f.options.initial_trust_region_radius == 1e8);
+  CHECK(f.initial_radius_given);
   CHECK(f.options.linear_solver == lsjit::LinearSolver::ConjugateGradient);
   CHECK(f.loss.kind == lsjit::HuberLoss(0.5).kind);
   CHECK(f.format == "g2o");
   CHECK(f.out_file == "o.g2o");
   CHECK(f.options.verbose);
   CHECK(f.json);
+}
+
+TEST_CASE("solve flags: without --initial-trust-region-radius the radius is left to the format") {
+  const auto r = parse({"g.g2o"});
+  REQUIRE(std::holds_alternative<SolveFlags>(r));
+  CHECK_FALSE(std::get<SolveFlags>(r).initial_radius_given);
+  CHECK(std::get<SolveFlags>(r).options.initial_trust_region_radius == lsjit::SolverOptions{}.initial_trust_region_radius);
 }
 
 TEST_CASE("solve flags: --init is file by default, chordal on request, and nothing else") {

@@ -79,13 +79,14 @@ CeresPoseGraphResult solve_ceres_pose_graph(CeresPoseGraphInput& in) {
   r.build_s = std::chrono::duration<double>(Clock::now() - start).count();
 
   // Everything not set here is Ceres' default: LEVENBERG_MARQUARDT trust region, its
-  // radius schedule, function/gradient/parameter tolerances 1e-6/1e-10/1e-8, 50 iterations,
+  // radius schedule (from in.initial_trust_region_radius), function/gradient/parameter tolerances 1e-6/1e-10/1e-8, 50 iterations,
   // Jacobi scaling, the automatic (AMD) ordering.
   ceres::Solver::Options options;
   options.linear_solver_type = ceres::SPARSE_NORMAL_CHOLESKY;
   options.sparse_linear_algebra_library_type = ceres::SUITE_SPARSE;
   options.num_threads = 1;
   options.logging_type = ceres::SILENT;
+  options.initial_trust_region_radius = in.initial_trust_region_radius;
   ceres::Solver::Summary summary;
   ceres::Solve(options, b.problem.get(), &summary);
   if (summary.termination_type == ceres::FAILURE) throw std::runtime_error("Ceres: " + summary.message);

@@ -17,6 +17,7 @@ struct CeresPoseGraphInput {
   std::vector<double> measurements;     // per edge: (dx, dy, dθ) or (tx, ty, tz, qx, qy, qz, qw)
   std::vector<double> sqrt_information; // per edge: U, 3x3 or 6x6, column-major
   std::vector<int32_t> constant;        // pose indices held constant
+  double initial_trust_region_radius = 1e4;  // Ceres' default unless a run asks otherwise
 };
 
 struct CeresPoseGraphResult {

@@ -10,6 +10,8 @@
 //   lsjit cold  a fresh, empty disk cache directory: trace and compile every kernel
 //   lsjit warm  a second process on that directory: kernels loaded from disk
 //   Ceres       LEVENBERG_MARQUARDT, SPARSE_NORMAL_CHOLESKY on SuiteSparse, defaults
+//   Ceres 1e8   the same with lsjit's pose-graph first radius (pose_graph_problem.h), so
+//               that the ratio at equal settings is beside the ratio of the defaults
 //   baseline    (once per file) the process plus read_g2o only, the floor of both peaks
 // CHOLMOD's supernodal factorization (Ceres' linear solver here; lsjit's solvers do not use
 // CHOLMOD, its sparse Cholesky is its own) opens an OpenMP team of 4 threads whatever
@@ -17,7 +19,8 @@
 // one thread, unless OMP_THREAD_LIMIT is already set.
 // Tables report medians over repeats, column by column. Before the tables the run checks
 // Ceres' final costs against reference values and both solvers' final costs against each
-// other, and says so when they disagree.
+// other, and says so when they disagree. lsjit runs with pose_graph_solver_options(), as
+// `lsjit solve FILE.g2o` does.
 
 #include <algorithm>
 #include <chrono>
@@ -72,7 +75,7 @@ void child_lsjit(const fs::path& file, const fs::path& cache_dir) {
   lsjit::AnalyzeOptions analyze_options;
   analyze_options.cache = &cache;
   const lsjit::AnalyzedProblem analyzed = p.problem.analyze(analyze_options);
-  const lsjit::SolveSummary s = analyzed.solve(p.initial, lsjit::SolverOptions{}).summary;
+  const lsjit::SolveSummary s = analyzed.solve(p.initial, lsjit::pose_graph_solver_options()).summary;
   if (!s.usable()) throw std::runtime_error("lsjit: " + s.message);
   emit("trace_s", s.trace_s);
   emit("compile_s", s.compile_s);
@@ -95,10 +98,11 @@ void child_lsjit(const fs::path& file, const fs::path& cache_dir) {
   emit("peak_mb", peak_rss_mb());
 }
 
-void child_ceres(const fs::path& file) {
+void child_ceres(const fs::path& file, double initial_trust_region_radius) {
   const lsjit::io::PoseGraph g = read_timed(file);
   lsjit::bench::CeresPoseGraphInput in;
   in.dimension = g.dimension;
+  in.initial_trust_region_radius = initial_trust_region_radius;
   const auto index = g.vertex_index();
   if (g.dimension == 2) {
     for (const auto& x : g.poses2) {
@@ -147,7 +151,8 @@ void child_ceres(const fs::path& file) {
 int child_main(const std::string& kind, const fs::path& file, const fs::path& cache_dir) {
   try {
     if (kind == "lsjit") child_lsjit(file, cache_dir);
-    else if (kind == "ceres") child_ceres(file);
+    else if (kind == "ceres") child_ceres(file, lsjit::SolverOptions{}.initial_trust_region_radius);
+    else if (kind == "ceres_pose_graph_radius") child_ceres(file, lsjit::kPoseGraphInitialTrustRegionRadius);
     else if (kind == "baseline") {
       read_timed(file);
       emit("peak_mb", peak_rss_mb());
@@ -165,7 +170,7 @@ int child_main(const std::string& kind, const fs::path& file, const fs::path& ca
 Record run_child(const std::vector<std::string>& args) { return lsjit::bench::run_self(args); }
 
 struct Runs {
-  std::vector<Record> cold, warm, ceres;
+  std::vector<Record> cold, warm, ceres, ceres_same;  // ceres_same: at lsjit's first radius
   Record baseline;
 };
 
@@ -204,6 +209,17 @@ void print_tables(const std::vector<std::pair<std::string, Runs>>& results, int 
                 name.c_str(), r.baseline.at("poses"), r.baseline.at("edges"), med(r.warm, "iterations"),
                 med(r.warm, "linear_solves"), med(r.ceres, "iterations"), med(r.ceres, "linear_solves"), lf, cf,
                 rel(lf, cf), ref_text, ms(cold), ms(warm), ms(ceres), ceres / cold, ceres / warm);
+  }
+
+  std::printf("\n### Equal settings: Ceres with lsjit's pose-graph first radius (%.0e)\n\n"
+              "| graph | lsjit iters | Ceres iters | Ceres final cost | rel. diff to lsjit | Ceres total | "
+              "Ceres / lsjit warm |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+              lsjit::kPoseGraphInitialTrustRegionRadius);
+  for (const auto& [name, r] : results) {
+    const double lf = med(r.warm, "final_cost"), cf = med(r.ceres_same, "final_cost");
+    const double warm = med(r.warm, "total_s"), ceres = med(r.ceres_same, "total_s");
+    std::printf("| %s | %.0f | %.0f | %.10g | %.1e | %.1f | %.2fx |\n", name.c_str(), med(r.warm, "iterations"),
+                med(r.ceres_same, "iterations"), cf, rel(lf, cf), ms(ceres), ceres / warm);
   }
 
   std::printf("\n### lsjit time split (warm process: kernels from the disk cache)\n\n"
@@ -306,6 +322,7 @@ int main(int argc, char** argv) {
         runs.cold.push_back(run_child({"--child", "lsjit", file.string(), cache_dir.string()}));
         runs.warm.push_back(run_child({"--child", "lsjit", file.string(), cache_dir.string()}));
         if (!(rep % 2)) runs.ceres.push_back(run_child({"--child", "ceres", file.string()}));
+        runs.ceres_same.push_back(run_child({"--child", "ceres_pose_graph_radius", file.string()}));
         if (runs.cold.back().at("compiles") == 0 || runs.warm.back().at("compiles") != 0)
           throw std::runtime_error(name + ": the cold run did not compile or the warm run did");
       }

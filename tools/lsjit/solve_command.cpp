@@ -95,7 +95,9 @@ SolveResult solve_file(const SolveFlags& f) {
   io::PoseGraph graph = io::read_g2o(f.file);
   const double init_s = initialize_poses(graph, f.init);
   PoseGraphProblem p = make_pose_graph_problem(graph, f.loss);
-  SolveResult r = p.problem.analyze().solve(p.initial, f.options);
+  SolverOptions options = f.options;
+  if (!f.initial_radius_given) options.initial_trust_region_radius = kPoseGraphInitialTrustRegionRadius;
+  SolveResult r = p.problem.analyze().solve(p.initial, options);
   r.summary.record_initialization(f.init, init_s);
   if (!f.plot_file.empty()) write_solve_plot(f.plot_file, f.file, graph, r);
   if (!f.out_file.empty() && r.summary.usable()) {

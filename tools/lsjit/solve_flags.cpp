@@ -47,7 +47,8 @@ Solves a g2o pose graph or a BAL bundle-adjustment file and prints the solver su
                         numbers >= 0
   --initial-trust-region-radius X
                         Levenberg-Marquardt's first radius, > 0; the damping is its inverse
-                        (default 1e4, as Ceres)
+                        (default 1e8 for pose graphs, whose start Gauss-Newton steps suit,
+                        as in g2o and GTSAM; 1e4, as Ceres, for bundle adjustment)
   --init file|chordal   the initial poses of a pose graph (g2o only): file (default) as
                         read, or chordal: rotations, then translations, from the edges by
                         two sparse linear least-squares solves, the held vertices kept
@@ -91,8 +92,8 @@ std::variant<SolveFlags, FlagError> parse_solve_flags(const std::vector<std::str
   });
   app.add_option("--max-iterations", f.options.max_iterations)->check(integer_in(0, kIntMax));
   app.add_option("--threads", f.options.num_threads)->check(integer_in(0, kMaxThreads));
-  app.add_option("--initial-trust-region-radius", f.options.initial_trust_region_radius)
-      ->check(number_in(0, kHuge, true));
+  CLI::Option* radius = app.add_option("--initial-trust-region-radius", f.options.initial_trust_region_radius)
+                            ->check(number_in(0, kHuge, true));
   app.add_option("--function-tolerance", f.options.function_tolerance)->check(number_in(0, kHuge));
   app.add_option("--gradient-tolerance", f.options.gradient_tolerance)->check(number_in(0, kHuge));
   app.add_option("--parameter-tolerance", f.options.parameter_tolerance)->check(number_in(0, kHuge));
@@ -103,6 +104,7 @@ std::variant<SolveFlags, FlagError> parse_solve_flags(const std::vector<std::str
     return FlagError{*error, unknown};
   }
   if (f.help) return f;
+  f.initial_radius_given = radius->count() > 0;
   if (!solver_name.empty()) f.options.linear_solver = *linear_solver_from_name(solver_name);
   if (!loss_text.empty()) f.loss = *parse_loss(loss_text);
   if (positional.empty()) return FlagError{"one FILE expected\n", true};

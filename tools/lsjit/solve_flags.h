@@ -22,6 +22,9 @@ struct SolveFlags {
   std::string init = "file";  // --init: "file" (the file's poses) or "chordal" (pose_graph_init.h)
   Loss loss = TrivialLoss();
   SolverOptions options;    // log is left null: the caller points it at its stream
+  // Whether --initial-trust-region-radius was given: if not, a pose graph is solved with
+  // kPoseGraphInitialTrustRegionRadius (pose_graph_problem.h) instead of options' 1e4.
+  bool initial_radius_given = false;
   bool json = false;
 };
 
