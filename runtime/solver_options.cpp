@@ -105,6 +105,11 @@ void SolveSummary::record_initialization(std::string name, double seconds) {
   total_s += seconds;
 }
 
+void SolveSummary::record_information_repair(std::string mode, size_t edges) {
+  information_repair = std::move(mode);
+  repaired_edges = edges;
+}
+
 std::string SolveSummary::brief_report() const {
   std::ostringstream out;
   out << "lsjit: " << termination_name(termination) << ", iterations: " << iterations
@@ -134,6 +139,9 @@ std::string SolveSummary::report() const {
     row("Initialization", initialization_s > 0
                               ? initialization + " (" + format("%.2f", 1e3 * initialization_s) + " ms)"
                               : initialization);
+  if (!information_repair.empty() && information_repair != "none")
+    row("Information repaired", std::to_string(repaired_edges) + (repaired_edges == 1 ? " edge" : " edges") +
+                                    " (" + information_repair + ")");
   out << "\nCost (1/2 sum |r|^2):\n";
   row("  Initial", format("%.8e", initial_cost));
   row("  Final", format("%.8e", final_cost));
@@ -186,7 +194,9 @@ std::string SolveSummary::json() const {
       << ", \"residual_s\": " << json_number(residual_s) << ", \"jacobian_s\": " << json_number(jacobian_s)
       << ", \"linear_solver_s\": " << json_number(linear_solver_s) << ", \"solve_s\": " << json_number(solve_s)
       << ", \"total_s\": " << json_number(total_s) << ", \"initialization\": " << json_string(initialization)
-      << ", \"initialization_s\": " << json_number(initialization_s) << ", \"cache_hits\": " << cache_hits
+      << ", \"initialization_s\": " << json_number(initialization_s)
+      << ", \"information_repair\": " << json_string(information_repair) << ", \"repaired_edges\": " << repaired_edges
+      << ", \"cache_hits\": " << cache_hits
       << ", \"cache_misses\": " << cache_misses << ", \"compiles\": " << compiles
       << ", \"cost_groups\": " << cost_groups << ", \"residual_blocks\": " << residual_blocks
       << ", \"residuals\": " << residuals << ", \"variables\": " << variables

@@ -233,6 +233,14 @@ struct SolveSummary {
   // Sets both and adds `seconds` to total_s, so that total_s stays the end-to-end time.
   void record_initialization(std::string name, double seconds);
 
+  // Information matrices the g2o reader repaired (io::G2oReadOptions), when the caller
+  // records it (solve() sees only the repaired problem): "" when not recorded, else the
+  // mode's name ("none", "block-diagonal", "nearest-pd", io::information_repair_name) and
+  // how many edges it changed. The report prints it when a mode other than none was used.
+  std::string information_repair;
+  size_t repaired_edges = 0;
+  void record_information_repair(std::string mode, size_t edges);
+
   // Kernel cache activity of analyze(): kernels found in memory or on disk, and compiled.
   uint64_t cache_hits = 0;
   uint64_t cache_misses = 0;

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numbers>
 
 #include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
 
 #include "lsjit/ir/error.h"
 #include "lsjit/runtime/io/text.h"
@@ -92,9 +94,117 @@ std::optional<Eigen::Matrix<double, N, N>> upper_cholesky_of(
   return u;
 }
 
+template <int N>
+using Matrix = Eigen::Matrix<double, N, N>;
+
+// The split of the tangent order into translation and rotation (docs/variables.md):
+// (x, y | θ) for SE2, (x, y, z | rx, ry, rz) for SE3.
+template <int N>
+constexpr int kTranslationDim = N == 3 ? 2 : 3;
+
+template <int N>
+Matrix<N> block_diagonal(const Matrix<N>& omega) {
+  constexpr int t = kTranslationDim<N>;
+  Matrix<N> m = omega;
+  m.template topRightCorner<t, N - t>().setZero();
+  m.template bottomLeftCorner<N - t, t>().setZero();
+  return m;
+}
+
+// Eigenvalues ascending and eigenvectors of a symmetric Ω, or nullopt when the solver
+// fails (it does not for finite input, but the contract is Eigen's).
+template <int N>
+std::optional<Eigen::SelfAdjointEigenSolver<Matrix<N>>> eigen_of(const Matrix<N>& omega) {
+  Eigen::SelfAdjointEigenSolver<Matrix<N>> solver(omega);
+  if (solver.info() != Eigen::Success) return std::nullopt;
+  return solver;
+}
+
+template <int N>
+std::optional<Matrix<N>> nearest_pd(const Matrix<N>& omega) {
+  const auto eigen = eigen_of<N>(omega);
+  if (!eigen) return std::nullopt;
+  const double largest = eigen->eigenvalues()(N - 1);
+  if (!(largest > 0.0) || !std::isfinite(largest)) return std::nullopt;
+  const Eigen::Matrix<double, N, 1> clamped =
+      eigen->eigenvalues().cwiseMax(kNearestPdFloor * largest);
+  const Matrix<N>& v = eigen->eigenvectors();
+  Matrix<N> m = v * clamped.asDiagonal() * v.transpose();
+  // The product is symmetric only up to rounding, and the reader (like the file format,
+  // which holds the upper triangle) needs it exactly so: mirror the upper triangle.
+  for (int r = 1; r < N; ++r)
+    for (int c = 0; c < r; ++c) m(r, c) = m(c, r);
+  return m;
+}
+
+template <int N>
+std::optional<Matrix<N>> repair_information_of(const Matrix<N>& omega, InformationRepair mode) {
+  switch (mode) {
+    case InformationRepair::None: return omega;
+    case InformationRepair::BlockDiagonal: return block_diagonal<N>(omega);
+    case InformationRepair::NearestPD: return nearest_pd<N>(omega);
+  }
+  return std::nullopt;
+}
+
+template <int N>
+bool repairs(const Matrix<N>& omega, InformationRepair mode) {
+  const auto repaired = repair_information_of<N>(omega, mode);
+  return repaired && upper_cholesky_of<N>(*repaired);
+}
+
+// Why `mode` leaves Ω without a Cholesky factor, for the reader's message.
+template <int N>
+std::string why_not_repaired(const Matrix<N>& omega, InformationRepair mode) {
+  if (mode == InformationRepair::BlockDiagonal)
+    return "zeroing the translation-rotation coupling leaves diagonal blocks that are not "
+           "positive definite";
+  const auto eigen = eigen_of<N>(omega);
+  if (!eigen) return "the eigendecomposition failed";
+  const double largest = eigen->eigenvalues()(N - 1);
+  if (!(largest > 0.0) || !std::isfinite(largest)) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.6g", largest);
+    return std::string("the largest eigenvalue is ") + text + ": expected a positive, finite one";
+  }
+  return "the matrix with clamped eigenvalues still has no Cholesky factor";
+}
+
+// The way forward for an Ω without a Cholesky factor that `tried` did not repair: the mode
+// that does, or why none does. The reader's error message ends with it.
+template <int N>
+std::string repair_hint(const Matrix<N>& omega, InformationRepair tried) {
+  constexpr std::string_view kApi = " (API: G2oReadOptions::repair_information)";
+  std::vector<InformationRepair> fixing, failing;
+  for (const InformationRepair m : {InformationRepair::BlockDiagonal, InformationRepair::NearestPD})
+    if (m != tried) (repairs<N>(omega, m) ? fixing : failing).push_back(m);
+  std::string hint;
+  if (tried != InformationRepair::None)
+    hint = "--repair-information " + std::string(information_repair_name(tried)) +
+           " does not repair it: " + why_not_repaired<N>(omega, tried) + "; ";
+  if (fixing.empty()) {
+    hint += tried == InformationRepair::None ? "no --repair-information mode repairs it:" : "nor does";
+    for (size_t k = 0; k < failing.size(); ++k)
+      hint += (k ? ", " : " ") + std::string(information_repair_name(failing[k])) + " (" +
+              why_not_repaired<N>(omega, failing[k]) + ")";
+    return hint;
+  }
+  hint += "`--repair-information ";
+  for (size_t k = 0; k < fixing.size(); ++k)
+    hint += (k ? "|" : "") + std::string(information_repair_name(fixing[k]));
+  hint += "` repairs it" + std::string(kApi);
+  for (const InformationRepair m : failing)
+    hint += "; " + std::string(information_repair_name(m)) +
+            " does not: " + why_not_repaired<N>(omega, m);
+  return hint;
+}
+
 class Parser {
  public:
-  explicit Parser(std::string_view source) : source_(source) {}
+  Parser(std::string_view source, const G2oReadOptions& options)
+      : source_(source), options_(options) {
+    graph_.information_repair = options.repair_information;
+  }
 
   void line(const std::vector<std::string_view>& tokens, size_t line) {
     const Tag* tag = find_tag(tokens[0]);
@@ -192,16 +302,29 @@ class Parser {
     return v;
   }
 
-  template <int N>
-  Eigen::Matrix<double, N, N> upper_factor(const Eigen::Matrix<double, N, N>& omega,
-                                           const std::string& element) const {
-    const auto u = upper_cholesky_of<N>(omega);
-    if (!u)
-      fail(source_, line_,
-           element +
-               ": the information matrix is not positive definite (it has no Cholesky "
-               "factor), so the edge's residual is undefined");
-    return *u;
+  // Sets the edge's Ω and its factor: the file's when it has one, else its repair by the
+  // options' mode when that has one (g2o.h), else an error that says what would.
+  template <int N, class Edge>
+  void set_information(Edge& e, const Matrix<N>& omega, const std::string& element) const {
+    e.information = omega;
+    if (const auto u = upper_cholesky_of<N>(omega)) {
+      e.sqrt_information = *u;
+      return;
+    }
+    const InformationRepair mode = options_.repair_information;
+    if (mode != InformationRepair::None)
+      if (const auto repaired = repair_information_of<N>(omega, mode))
+        if (const auto u = upper_cholesky_of<N>(*repaired)) {
+          e.information = *repaired;
+          e.sqrt_information = *u;
+          e.information_repaired = true;
+          return;
+        }
+    fail(source_, line_,
+         element +
+             ": the information matrix is not positive definite (it has no Cholesky "
+             "factor), so the edge's residual is undefined; " +
+             repair_hint<N>(omega, mode));
   }
 
   Eigen::Vector4d unit_quaternion(const Eigen::Vector4d& q, const std::string& element) const {
@@ -258,8 +381,7 @@ class Parser {
     const Eigen::Matrix<double, 6, 1> upper = numbers<6>(5);
     const std::string element = edge_name(e.from, e.to);
     e.measurement = SE2d::from_xy_theta(d(0), d(1), wrap_angle(d(2)));
-    e.information = symmetric_from_upper<3>(upper.data());
-    e.sqrt_information = upper_factor<3>(e.information, element);
+    set_information<3>(e, symmetric_from_upper<3>(upper.data()), element);
     e.line = line_;
     reference(e.from, element);
     reference(e.to, element);
@@ -274,8 +396,7 @@ class Parser {
     const Eigen::Matrix<double, 21, 1> upper = numbers<21>(9);
     const std::string element = edge_name(e.from, e.to);
     e.measurement = SE3d(SO3d::from_params(unit_quaternion(d.tail<4>(), element)), d.head<3>());
-    e.information = symmetric_from_upper<6>(upper.data());
-    e.sqrt_information = upper_factor<6>(e.information, element);
+    set_information<6>(e, symmetric_from_upper<6>(upper.data()), element);
     e.line = line_;
     reference(e.from, element);
     reference(e.to, element);
@@ -283,6 +404,7 @@ class Parser {
   }
 
   std::string_view source_;
+  G2oReadOptions options_;
   PoseGraph graph_;
   std::unordered_map<int64_t, size_t> vertex_lines_;
   std::vector<Reference> references_;
@@ -317,7 +439,8 @@ double angle_to_write(const SO2d& r) {
 }
 
 template <class Edge>
-void check_edges(const std::vector<Edge>& edges, const std::unordered_map<int64_t, size_t>& index) {
+void check_edges(const std::vector<Edge>& edges, const std::unordered_map<int64_t, size_t>& index,
+                 const G2oWriteOptions& options) {
   for (size_t k = 0; k < edges.size(); ++k) {
     const Edge& e = edges[k];
     const std::string name = "edge " + std::to_string(k) + " (" + std::to_string(e.from) + " -> " +
@@ -326,8 +449,13 @@ void check_edges(const std::vector<Edge>& edges, const std::unordered_map<int64_
       if (!index.contains(id))
         cannot_write(name + " names vertex " + std::to_string(id) + ", which is not in vertex_ids");
     if (!e.measurement.params().allFinite()) cannot_write(name + " has a non-finite measurement");
-    if (!upper_cholesky(e.information))
+    if (options.allow_indefinite_information) {
+      // Only the upper triangle is written: an asymmetric Ω would not read back as itself.
+      if (!e.information.allFinite() || e.information != e.information.transpose())
+        cannot_write(name + " has an information matrix that is not symmetric and finite");
+    } else if (!upper_cholesky(e.information)) {
       cannot_write(name + " has an information matrix that is not symmetric positive definite");
+    }
   }
 }
 
@@ -342,7 +470,7 @@ void check_poses(const std::vector<Pose>& poses, const PoseGraph& g) {
       cannot_write("vertex " + std::to_string(g.vertex_ids[k]) + " has a non-finite pose");
 }
 
-void check_writable(const PoseGraph& g) {
+void check_writable(const PoseGraph& g, const G2oWriteOptions& options) {
   if (g.dimension != 2 && g.dimension != 3)
     cannot_write("dimension is " + std::to_string(g.dimension) + ": expected 2 or 3");
   const bool two = g.dimension == 2;
@@ -356,10 +484,10 @@ void check_writable(const PoseGraph& g) {
       cannot_write("fixed vertex " + std::to_string(id) + " is not in vertex_ids");
   if (two) {
     check_poses(g.poses2, g);
-    check_edges(g.edges2, index);
+    check_edges(g.edges2, index, options);
   } else {
     check_poses(g.poses3, g);
-    check_edges(g.edges3, index);
+    check_edges(g.edges3, index, options);
     for (const SE3d& p : g.poses3)
       if (p.rotation().params().squaredNorm() == 0.0) cannot_write("a pose has a zero quaternion");
     for (const PoseGraph::Edge3& e : g.edges3)
@@ -406,6 +534,39 @@ std::optional<Matrix6d> upper_cholesky(const Matrix6d& information) {
   return upper_cholesky_of<6>(information);
 }
 
+std::string_view information_repair_name(InformationRepair mode) {
+  switch (mode) {
+    case InformationRepair::None: return "none";
+    case InformationRepair::BlockDiagonal: return "block-diagonal";
+    case InformationRepair::NearestPD: return "nearest-pd";
+  }
+  return "?";
+}
+
+std::optional<InformationRepair> information_repair_from_name(std::string_view name) {
+  for (const InformationRepair m :
+       {InformationRepair::None, InformationRepair::BlockDiagonal, InformationRepair::NearestPD})
+    if (information_repair_name(m) == name) return m;
+  return std::nullopt;
+}
+
+std::optional<Eigen::Matrix3d> repair_information(const Eigen::Matrix3d& information,
+                                                  InformationRepair mode) {
+  return repair_information_of<3>(information, mode);
+}
+std::optional<Matrix6d> repair_information(const Matrix6d& information, InformationRepair mode) {
+  return repair_information_of<6>(information, mode);
+}
+
+size_t PoseGraph::num_repaired_edges() const {
+  const auto count = [](const auto& edges) {
+    return static_cast<size_t>(std::count_if(edges.begin(), edges.end(), [](const auto& e) {
+      return e.information_repaired;
+    }));
+  };
+  return count(edges2) + count(edges3);
+}
+
 std::unordered_map<int64_t, size_t> PoseGraph::vertex_index() const {
   std::unordered_map<int64_t, size_t> index;
   index.reserve(vertex_ids.size());
@@ -429,8 +590,8 @@ namespace {
 
 constexpr std::string_view kExpectedLine = "a g2o line";
 
-PoseGraph read_lines(detail::LineReader& lines) {
-  Parser parser(lines.source());
+PoseGraph read_lines(detail::LineReader& lines, const G2oReadOptions& options) {
+  Parser parser(lines.source(), options);
   while (const std::optional<std::string_view> text = lines.next()) {
     const std::vector<std::string_view> tokens = detail::split_line(*text);
     if (!tokens.empty()) parser.line(tokens, lines.line());
@@ -440,18 +601,19 @@ PoseGraph read_lines(detail::LineReader& lines) {
 
 }  // namespace
 
-PoseGraph parse_g2o(std::string_view text, std::string_view source_name) {
+PoseGraph parse_g2o(std::string_view text, std::string_view source_name,
+                    const G2oReadOptions& options) {
   detail::LineReader lines(text, source_name, kExpectedLine);
-  return read_lines(lines);
+  return read_lines(lines, options);
 }
 
-PoseGraph read_g2o(const std::filesystem::path& path) {
+PoseGraph read_g2o(const std::filesystem::path& path, const G2oReadOptions& options) {
   detail::LineReader lines(path, kExpectedLine);
-  return read_lines(lines);
+  return read_lines(lines, options);
 }
 
-std::string format_g2o(const PoseGraph& g) {
-  check_writable(g);
+std::string format_g2o(const PoseGraph& g, const G2oWriteOptions& options) {
+  check_writable(g, options);
   std::string out;
   for (size_t k = 0; k < g.vertex_ids.size(); ++k) {
     if (g.dimension == 2) {
@@ -483,8 +645,9 @@ std::string format_g2o(const PoseGraph& g) {
   return out;
 }
 
-void write_g2o(const std::filesystem::path& path, const PoseGraph& graph) {
-  detail::write_file_atomically(path, format_g2o(graph));
+void write_g2o(const std::filesystem::path& path, const PoseGraph& graph,
+               const G2oWriteOptions& options) {
+  detail::write_file_atomically(path, format_g2o(graph, options));
 }
 
 }  // namespace lsjit::io

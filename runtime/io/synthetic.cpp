@@ -183,6 +183,10 @@ void check(const PoseGraphSpec& s) {
                 std::to_string(s.poses) + " poses (at most one per pair of non-consecutive poses)");
   check_sigma(s.translation_sigma, "translation noise sigma");
   check_sigma(s.rotation_sigma, "rotation noise sigma");
+  const int64_t edges = s.poses - 1 + s.loop_closures;
+  if (s.indefinite_edges < 0 || s.indefinite_edges > edges)
+    throw Error(std::to_string(s.indefinite_edges) + " indefinite edges requested: expected 0 to " +
+                std::to_string(edges) + " (the graph's " + std::to_string(edges) + " edges)");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -257,6 +261,49 @@ void fill(const PoseGraphSpec& s, const Walk& walk,
     poses->push_back(canonical(poses->back() * (*edges)[i].measurement));
 }
 
+// A uniform unit vector: a normal sample, normalized (redrawn in the measure-zero case
+// of an exactly zero sample).
+template <int N>
+Eigen::Matrix<double, N, 1> unit_vector(Random& rng) {
+  Eigen::Matrix<double, N, 1> v;
+  do v = rng.normal<N>(1.0);
+  while (v.squaredNorm() == 0.0);
+  return v.normalized();
+}
+
+// The coupling block C of an indefinite edge (see the header): translation rows, rotation
+// columns.
+template <int T, int R>
+Eigen::Matrix<double, T, R> coupling(double wt, double wr, Random& rng) {
+  const double s = rng.uniform(2.0, 4.0);
+  const Eigen::Matrix<double, T, 1> u = unit_vector<T>(rng);
+  Eigen::Matrix<double, R, 1> v = Eigen::Matrix<double, R, 1>::Ones();
+  if constexpr (R > 1) v = unit_vector<R>(rng);
+  return s * std::sqrt(wt * wr) * u * v.transpose();
+}
+
+// Gives `count` of the edges (chosen uniformly, Knuth's selection sampling) an indefinite
+// Ω; returns their positions.
+template <class Edge>
+std::vector<size_t> make_indefinite(std::vector<Edge>& edges, int64_t count, Random& rng) {
+  constexpr int n = decltype(Edge::information)::RowsAtCompileTime;
+  constexpr int t = n == 3 ? 2 : 3;
+  std::vector<size_t> chosen;
+  for (size_t k = 0; k < edges.size(); ++k) {
+    const uint64_t needed = static_cast<uint64_t>(count) - chosen.size();
+    if (static_cast<double>(edges.size() - k) * rng.uniform() < static_cast<double>(needed))
+      chosen.push_back(k);
+  }
+  for (const size_t k : chosen) {
+    auto& omega = edges[k].information;
+    const auto c = coupling<t, n - t>(omega(0, 0), omega(n - 1, n - 1), rng);
+    omega.template topRightCorner<t, n - t>() = c;
+    omega.template bottomLeftCorner<n - t, t>() = c.transpose();
+    edges[k].sqrt_information.setConstant(std::numeric_limits<double>::quiet_NaN());
+  }
+  return chosen;
+}
+
 void check(const BalSpec& s) {
   if (s.cameras < 1)
     throw Error("BAL problem with " + std::to_string(s.cameras) + " cameras: expected at least 1");
@@ -306,6 +353,11 @@ GeneratedPoseGraph generate_pose_graph(const PoseGraphSpec& spec) {
     fill(spec, walk, closures, rng, &out.truth2, &g.poses2, &g.edges2);
   else
     fill(spec, walk, closures, rng, &out.truth3, &g.poses3, &g.edges3);
+  // Drawn last, and only when asked for: a spec without them gives the graph it always did.
+  if (spec.indefinite_edges > 0)
+    out.indefinite_edges = spec.dimension == 2
+                               ? make_indefinite(g.edges2, spec.indefinite_edges, rng)
+                               : make_indefinite(g.edges3, spec.indefinite_edges, rng);
   return out;
 }
 

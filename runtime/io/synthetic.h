@@ -41,6 +41,18 @@ namespace lsjit::io {
 // rounding. No FIX lines: the solver holds the lowest vertex (0) constant. SE2 rotations
 // are those of an angle and SE3 quaternions are unit, so write_g2o and read_g2o give back
 // exactly the generated graph.
+//
+// Indefinite edges (indefinite_edges > 0), for the reader's repair modes (g2o.h,
+// InformationRepair): after everything above is drawn (so the rest of the graph is the same
+// as without them), that many edges are chosen uniformly without replacement, and each gets
+// a translation-rotation coupling C = s·√(w_t·w_r)·u·vᵀ, s uniform in [2, 4], u and v
+// uniform unit vectors (u of the translation, v of the rotation part; SE2: v = 1), written
+// symmetrically into the off-diagonal blocks of its diagonal Ω = diag(W_t, W_r). Its Schur
+// complement W_r - CᵀW_t⁻¹C has the eigenvalue w_r(1 - s²) <= -3·w_r, so Ω is indefinite,
+// and zeroing the coupling (block-diagonal repair) gives back the diagonal Ω exactly. Such
+// an edge has no Cholesky factor: its sqrt_information is NaN, so that a solve that uses it
+// fails instead of silently dropping the edge. The graph is written with
+// G2oWriteOptions::allow_indefinite_information and read with a repair mode.
 struct PoseGraphSpec {
   int dimension = 2;                // 2 (SE2) or 3 (SE3)
   int64_t poses = 100;              // >= 1; vertex ids 0 .. poses - 1
@@ -48,12 +60,15 @@ struct PoseGraphSpec {
   double translation_sigma = 0.02;  // σ_t, in grid steps (a step has length 1)
   double rotation_sigma = 0.02;     // σ_r, radians
   uint64_t seed = 1;
+  int64_t indefinite_edges = 0;     // 0 .. number of edges (poses - 1 + loop_closures)
 };
 
 struct GeneratedPoseGraph {
   PoseGraph graph;           // noisy measurements, drifting initial estimate
   std::vector<SE2d> truth2;  // dimension 2: the true pose of graph.vertex_ids[k]
   std::vector<SE3d> truth3;  // dimension 3
+  // Positions in graph.edges2/edges3 of the edges with an indefinite Ω, ascending.
+  std::vector<size_t> indefinite_edges;
 };
 
 GeneratedPoseGraph generate_pose_graph(const PoseGraphSpec& spec);

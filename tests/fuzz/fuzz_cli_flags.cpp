@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -23,6 +24,9 @@ void check_flags(const lsjit::cli::SolveFlags& f) {
   if (!f.help && f.file.empty()) broken("no FILE and no error");
   if (f.format != "" && f.format != "g2o" && f.format != "bal") broken("unknown format accepted");
   if (f.init != "file" && f.init != "chordal") broken("unknown --init accepted");
+  const std::string_view repair = lsjit::io::information_repair_name(f.repair_information);
+  if (lsjit::io::information_repair_from_name(repair) != f.repair_information)
+    broken("--repair-information parsed to a mode without a name");
 }
 
 void check_error(const lsjit::cli::FlagError& e) {

@@ -2,6 +2,10 @@
 // lsjit::Error. A returned graph must also survive format_g2o -> parse_g2o unchanged, bit
 // for bit (g2o.h: "a graph returned by the reader is written and read back to exactly the
 // same numbers").
+// The repair modes (G2oReadOptions): a file the default mode reads, every mode reads to the
+// same graph with nothing repaired; a file it refuses, a repair mode either refuses too or
+// returns a graph that keeps the guarantees, whose repaired edges have a factor of their
+// repaired matrix, and which writes and reads back (without a repair) unchanged.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +19,7 @@
 namespace {
 
 using lsjit::fuzz::broken;
+using lsjit::io::InformationRepair;
 using lsjit::io::PoseGraph;
 
 void check_guarantees(const PoseGraph& g) {
@@ -33,6 +38,10 @@ void check_guarantees(const PoseGraph& g) {
     if (!ids.contains(e.from) || !ids.contains(e.to)) broken("an edge names no vertex");
     if (!e.information.allFinite() || !e.sqrt_information.allFinite())
       broken("a non-finite information matrix or factor");
+    const auto u = lsjit::io::upper_cholesky(e.information);
+    if (!u || *u != e.sqrt_information) broken("sqrt_information is not the factor of information");
+    if (e.information_repaired && g.information_repair == InformationRepair::None)
+      broken("an edge repaired without a repair mode");
   };
   for (const auto& e : g.edges2) check_edge(e);
   for (const auto& e : g.edges3) check_edge(e);
@@ -65,25 +74,51 @@ bool same(const PoseGraph& a, const PoseGraph& b) {
   return true;
 }
 
+// A graph the reader returned keeps the guarantees and survives a write -> read.
+void check_returned(const PoseGraph& g) {
+  check_guarantees(g);
+  std::string written;
+  try {
+    written = lsjit::io::format_g2o(g);
+  } catch (const lsjit::Error& e) {
+    broken(std::string("format_g2o refused a graph that parse_g2o returned: ") + e.what());
+  }
+  try {
+    if (!same(lsjit::io::parse_g2o(written, "written.g2o"), g))
+      broken("format_g2o -> parse_g2o changed the graph");
+  } catch (const lsjit::Error& e) {
+    broken(std::string("parse_g2o rejected what format_g2o wrote: ") + e.what());
+  }
+}
+
+constexpr InformationRepair kRepairs[] = {InformationRepair::BlockDiagonal,
+                                          InformationRepair::NearestPD};
+
+PoseGraph parse(std::string_view text, InformationRepair mode) {
+  return lsjit::io::parse_g2o(text, "fuzz.g2o", {.repair_information = mode});
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+  bool plain_read = false;
   lsjit::fuzz::expect_only_lsjit_errors([&] {
-    const PoseGraph g = lsjit::io::parse_g2o(text, "fuzz.g2o");
-    check_guarantees(g);
-    std::string written;
-    try {
-      written = lsjit::io::format_g2o(g);
-    } catch (const lsjit::Error& e) {
-      broken(std::string("format_g2o refused a graph that parse_g2o returned: ") + e.what());
-    }
-    try {
-      if (!same(lsjit::io::parse_g2o(written, "written.g2o"), g))
-        broken("format_g2o -> parse_g2o changed the graph");
-    } catch (const lsjit::Error& e) {
-      broken(std::string("parse_g2o rejected what format_g2o wrote: ") + e.what());
+    const PoseGraph g = parse(text, InformationRepair::None);
+    plain_read = true;
+    check_returned(g);
+    for (const InformationRepair mode : kRepairs) {
+      try {
+        const PoseGraph r = parse(text, mode);
+        if (r.num_repaired_edges() != 0 || !same(r, g))
+          broken("a repair mode changed a file that needs no repair");
+      } catch (const lsjit::Error& e) {
+        broken(std::string("a repair mode refused a file that the default reads: ") + e.what());
+      }
     }
   });
+  if (plain_read) return 0;
+  for (const InformationRepair mode : kRepairs)
+    lsjit::fuzz::expect_only_lsjit_errors([&] { check_returned(parse(text, mode)); });
   return 0;
 }

@@ -334,15 +334,29 @@ TEST_CASE("io: g2o errors name the file, the line, what was wrong and what was e
       {"# nothing but a comment\n\n\n",
        "t.g2o:3: no vertices: expected VERTEX_SE2 or VERTEX_SE3:QUAT lines"},
       {"FIX 0\n", "t.g2o:1: no vertices: expected VERTEX_SE2 or VERTEX_SE3:QUAT lines"},
+      // The message ends with the way forward: the repair modes that would give a factor.
       {v0 + v1 + "EDGE_SE2 0 1 1 0 0 1 0 0 1 0 -1\n",
        "t.g2o:3: EDGE_SE2 0 -> 1: the information matrix is not positive definite (it has no "
-       "Cholesky factor), so the edge's residual is undefined"},
+       "Cholesky factor), so the edge's residual is undefined; `--repair-information "
+       "nearest-pd` repairs it (API: G2oReadOptions::repair_information); block-diagonal does "
+       "not: zeroing the translation-rotation coupling leaves diagonal blocks that are not "
+       "positive definite"},
       {v0 + v1 + "\nEDGE_SE2 1 0 1 0 0 1 2 0 1 0 1\n",  // positive diagonal, indefinite
        "t.g2o:4: EDGE_SE2 1 -> 0: the information matrix is not positive definite (it has no "
-       "Cholesky factor), so the edge's residual is undefined"},
+       "Cholesky factor), so the edge's residual is undefined; `--repair-information "
+       "nearest-pd` repairs it (API: G2oReadOptions::repair_information); block-diagonal does "
+       "not: zeroing the translation-rotation coupling leaves diagonal blocks that are not "
+       "positive definite"},
+      {v0 + v1 + "EDGE_SE2 0 1 1 0 0 1 0 2 1 0 1\n",  // indefinite through the x-θ coupling
+       "t.g2o:3: EDGE_SE2 0 -> 1: the information matrix is not positive definite (it has no "
+       "Cholesky factor), so the edge's residual is undefined; `--repair-information "
+       "block-diagonal|nearest-pd` repairs it (API: G2oReadOptions::repair_information)"},
       {q0 + q1 + "EDGE_SE3:QUAT 0 1 0 0 0 0 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
        "t.g2o:3: EDGE_SE3:QUAT 0 -> 1: the information matrix is not positive definite (it has "
-       "no Cholesky factor), so the edge's residual is undefined"},
+       "no Cholesky factor), so the edge's residual is undefined; no --repair-information mode "
+       "repairs it: block-diagonal (zeroing the translation-rotation coupling leaves diagonal "
+       "blocks that are not positive definite), nearest-pd (the largest eigenvalue is 0: "
+       "expected a positive, finite one)"},
       {"VERTEX_SE3:QUAT 4 1 2 3 0 0 0 0\n",
        "t.g2o:1: VERTEX_SE3:QUAT 4: the quaternion (qx qy qz qw) is zero: expected a rotation "
        "(it is normalized after reading)"},

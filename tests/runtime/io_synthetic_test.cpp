@@ -7,7 +7,10 @@
 #include <numbers>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <utility>
+
+#include <Eigen/Eigenvalues>
 
 #include "../support/io_checks.h"
 #include "lsjit/runtime/io/synthetic.h"
@@ -226,6 +229,79 @@ TEST_CASE("io: synthetic pose graph specs out of range are errors saying what wa
   PoseGraphSpec s = pose_spec(2, 10, 0);
   s.rotation_sigma = NAN;
   CHECK(error(s).find("rotation noise sigma is") == 0);
+}
+
+TEST_CASE("io: synthetic indefinite edges: how many were asked, coupled, the rest of the graph as without") {
+  for (int dim : {2, 3}) {
+    CAPTURE(dim);
+    const GeneratedPoseGraph plain = lsjit::io::generate_pose_graph(pose_spec(dim, 120, 30));
+    PoseGraphSpec spec = pose_spec(dim, 120, 30);
+    spec.indefinite_edges = 9;
+    const GeneratedPoseGraph g = lsjit::io::generate_pose_graph(spec);
+    REQUIRE(g.indefinite_edges.size() == 9);
+    CHECK(std::is_sorted(g.indefinite_edges.begin(), g.indefinite_edges.end()));
+    CHECK(std::adjacent_find(g.indefinite_edges.begin(), g.indefinite_edges.end()) == g.indefinite_edges.end());
+    CHECK(g.indefinite_edges.back() < g.graph.num_edges());
+    CHECK(plain.indefinite_edges.empty());
+    // Deterministic in the seed, like the rest of the graph.
+    const GeneratedPoseGraph again = lsjit::io::generate_pose_graph(spec);
+    CHECK(again.indefinite_edges == g.indefinite_edges);
+    const lsjit::io::G2oWriteOptions indefinite{.allow_indefinite_information = true};
+    CHECK(lsjit::io::format_g2o(again.graph, indefinite) == lsjit::io::format_g2o(g.graph, indefinite));
+
+    CHECK(g.graph.vertex_ids == plain.graph.vertex_ids);
+    const auto check_edges = [&](const auto& edges, const auto& plain_edges, const auto& poses,
+                                 const auto& plain_poses) {
+      constexpr int n = std::decay_t<decltype(edges[0].information)>::RowsAtCompileTime;
+      constexpr int t = n == 3 ? 2 : 3;
+      for (size_t k = 0; k < poses.size(); ++k) CHECK(poses[k].params() == plain_poses[k].params());
+      for (size_t k = 0; k < edges.size(); ++k) {
+        CAPTURE(k);
+        const auto &e = edges[k], &p = plain_edges[k];
+        CHECK(e.measurement.params() == p.measurement.params());
+        const bool chosen = std::binary_search(g.indefinite_edges.begin(), g.indefinite_edges.end(), k);
+        if (!chosen) {
+          CHECK(e.information == p.information);
+          CHECK(e.sqrt_information == p.sqrt_information);
+          continue;
+        }
+        // The plain edge's diagonal Ω plus a symmetric coupling: indefinite, no factor.
+        CHECK(e.information == e.information.transpose());
+        CHECK(e.information.template topLeftCorner<t, t>() == p.information.template topLeftCorner<t, t>());
+        CHECK(e.information.template bottomRightCorner<n - t, n - t>() ==
+              p.information.template bottomRightCorner<n - t, n - t>());
+        CHECK(!e.information.template topRightCorner<t, n - t>().isZero(0));
+        CHECK(!lsjit::io::upper_cholesky(e.information));
+        CHECK(e.sqrt_information.array().isNaN().all());
+        // With w_t = w_r = w (one sigma) the rank-one coupling s·w·u·vᵀ gives Ω the
+        // eigenvalues w(1 ± s), s in [2, 4]: the smallest is in [-3w, -w].
+        const double w = p.information(n - 1, n - 1);
+        REQUIRE(p.information(0, 0) == w);
+        const double smallest =
+            Eigen::SelfAdjointEigenSolver<std::decay_t<decltype(e.information)>>(e.information).eigenvalues()(0);
+        CHECK(smallest <= -w * (1 - 1e-12));
+        CHECK(smallest >= -3 * w * (1 + 1e-12));
+      }
+    };
+    if (dim == 2) check_edges(g.graph.edges2, plain.graph.edges2, g.graph.poses2, plain.graph.poses2);
+    else check_edges(g.graph.edges3, plain.graph.edges3, g.graph.poses3, plain.graph.poses3);
+
+    spec.indefinite_edges = static_cast<int64_t>(g.graph.num_edges());  // all of them
+    CHECK(lsjit::io::generate_pose_graph(spec).indefinite_edges.size() == g.graph.num_edges());
+  }
+}
+
+TEST_CASE("io: synthetic indefinite edge counts out of range are errors") {
+  PoseGraphSpec s = pose_spec(3, 10, 5);
+  s.indefinite_edges = 15;
+  try {
+    lsjit::io::generate_pose_graph(s);
+    FAIL("15 indefinite edges of 14 were generated");
+  } catch (const lsjit::Error& e) {
+    CHECK(std::string(e.what()) == "15 indefinite edges requested: expected 0 to 14 (the graph's 14 edges)");
+  }
+  s.indefinite_edges = -1;
+  CHECK_THROWS_AS(lsjit::io::generate_pose_graph(s), lsjit::Error);
 }
 
 TEST_CASE("io: synthetic BAL problems are deterministic in the seed") {

@@ -175,3 +175,16 @@ TEST_CASE("solve summary: a recorded initialization is printed, timed and counte
   s.record_initialization("file", 0);
   CHECK(s.report().find("Initialization                    file\n") != std::string::npos);
 }
+
+TEST_CASE("solve summary: a recorded information repair is printed when a mode was used, and in json") {
+  SolveSummary s;
+  CHECK(s.json().find("\"information_repair\": \"\", \"repaired_edges\": 0,") != std::string::npos);
+  s.record_information_repair("none", 0);
+  CHECK(s.report().find("Information repaired") == std::string::npos);  // nothing to say
+  CHECK(s.json().find("\"information_repair\": \"none\", \"repaired_edges\": 0,") != std::string::npos);
+  s.record_information_repair("block-diagonal", 12);
+  CHECK(s.report().find("Information repaired              12 edges (block-diagonal)\n") != std::string::npos);
+  CHECK(s.json().find("\"information_repair\": \"block-diagonal\", \"repaired_edges\": 12,") != std::string::npos);
+  s.record_information_repair("nearest-pd", 1);
+  CHECK(s.report().find("Information repaired              1 edge (nearest-pd)\n") != std::string::npos);
+}

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "../support/run_cli.h"
@@ -49,6 +51,36 @@ TEST_CASE("io: lsjit generate pose-graph writes the library's graph as g2o") {
     spec.seed = 9;
     CHECK(lsjit::io::format_g2o(g) ==
           lsjit::io::format_g2o(lsjit::io::generate_pose_graph(spec).graph));
+  }
+}
+
+TEST_CASE("io: lsjit generate pose-graph --indefinite-edges writes the library's indefinite matrices") {
+  const fs::path dir = scratch_dir("indefinite");
+  for (int dim : {2, 3}) {
+    CAPTURE(dim);
+    const fs::path file = dir / ("graph" + std::to_string(dim) + ".g2o");
+    const Run r = run("generate pose-graph --dim " + std::to_string(dim) +
+                      " --poses 50 --loop-closures 10 --seed 4 --indefinite-edges 7 --out " + file.string());
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == "wrote " + file.string() + ": SE" + std::to_string(dim) +
+                       " pose graph, 50 poses, 59 edges (49 odometry, 10 loop closures), noise 0.02, seed 4, 7 "
+                       "with an information matrix that is not positive definite (lsjit solve "
+                       "--repair-information block-diagonal|nearest-pd reads them)\n");
+    lsjit::io::PoseGraphSpec spec;
+    spec.dimension = dim;
+    spec.poses = 50;
+    spec.loop_closures = 10;
+    spec.seed = 4;
+    spec.indefinite_edges = 7;
+    const lsjit::io::GeneratedPoseGraph generated = lsjit::io::generate_pose_graph(spec);
+    // The file is the library's graph, indefinite matrices and all, so it reads only with a
+    // repair mode, which repairs those 7 edges.
+    const lsjit::io::PoseGraph g =
+        lsjit::io::read_g2o(file, {.repair_information = lsjit::io::InformationRepair::NearestPD});
+    CHECK(g.num_repaired_edges() == 7);
+    std::ifstream in(file);
+    const std::string written{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    CHECK(written == lsjit::io::format_g2o(generated.graph, {.allow_indefinite_information = true}));
   }
 }
 
@@ -110,6 +142,12 @@ TEST_CASE("io: lsjit generate reports bad usage with exit code 2 and what was ex
       {"generate bal --cameras 3 --points -5 --observations-per-point 2" + out,
        "lsjit generate: --points is '-5': expected a non-negative number of points"},
       {bal + " --dim 2" + out, "lsjit generate bal: unknown option '--dim'"},
+      {graph + " --indefinite-edges 12" + out,
+       "lsjit generate pose-graph: 12 indefinite edges requested: expected 0 to 11 (the graph's 11 edges)"},
+      {graph + " --indefinite-edges -1" + out,
+       "lsjit generate: --indefinite-edges is '-1': expected a non-negative number, at most the number of "
+       "edges"},
+      {bal + " --indefinite-edges 1" + out, "lsjit generate bal: unknown option '--indefinite-edges'"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.args);

@@ -197,3 +197,119 @@ TEST_CASE("lsjit solve --init: a bad value, or chordal for a BAL file, is a usag
   CHECK(not_a_graph.out.find("--init chordal initializes pose graphs (g2o files)") != std::string::npos);
   CHECK(run("solve " + bal.string() + " --init file --json").exit_code == 0);
 }
+
+namespace {
+
+// A generated graph with `indefinite` edges whose information matrices are indefinite.
+fs::path generated_indefinite(const std::string& name, int dim, int indefinite) {
+  const fs::path dir = fs::path(LSJIT_TEST_TMP_DIR) / ("solve_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path file = dir / "graph.g2o";
+  const Run r = run("generate pose-graph --dim " + std::to_string(dim) +
+                    " --poses 80 --loop-closures 10 --seed 3 --indefinite-edges " + std::to_string(indefinite) +
+                    " --out " + file.string());
+  REQUIRE(r.exit_code == 0);
+  return file;
+}
+
+// stderr alone (stdout discarded).
+Run run_stderr(const std::string& args) {
+  return lsjit::testing::run_shell(std::string(LSJIT_CLI_PATH) + " " + args + " 2>&1 >/dev/null");
+}
+
+std::string json_field(const std::string& json, const std::string& name) {
+  const size_t at = json.find("\"" + name + "\": ");
+  REQUIRE(at != std::string::npos);
+  const size_t start = at + name.size() + 4;
+  return json.substr(start, json.find_first_of(",}", start) - start);
+}
+
+}  // namespace
+
+TEST_CASE("lsjit solve --repair-information repairs indefinite edges, counts them and warns once") {
+  for (int dim : {2, 3}) {
+    CAPTURE(dim);
+    const fs::path file = generated_indefinite("repair" + std::to_string(dim), dim, 3);
+    const std::string tag = dim == 2 ? "EDGE_SE2 " : "EDGE_SE3:QUAT ";
+    // Without the flag: today's error, naming the flag.
+    const Run refused = run("solve " + file.string());
+    CAPTURE(refused.out);
+    CHECK(refused.exit_code == 1);
+    CHECK(refused.out.find("lsjit: " + file.string() + ":") == 0);
+    CHECK(refused.out.find("the information matrix is not positive definite (it has no Cholesky factor), so the "
+                           "edge's residual is undefined; `--repair-information block-diagonal|nearest-pd` "
+                           "repairs it") != std::string::npos);
+
+    const lsjit::io::PoseGraph repaired =
+        lsjit::io::read_g2o(file, {.repair_information = lsjit::io::InformationRepair::BlockDiagonal});
+    const auto first = [](const auto& edges) {
+      return *std::find_if(edges.begin(), edges.end(), [](const auto& e) { return e.information_repaired; });
+    };
+    const auto edge_text = [&](const auto& e) {
+      return std::to_string(e.line) + ": " + tag + std::to_string(e.from) + " -> " + std::to_string(e.to);
+    };
+    const std::string where = dim == 2 ? edge_text(first(repaired.edges2)) : edge_text(first(repaired.edges3));
+    for (const std::string mode : {"block-diagonal", "nearest-pd"}) {
+      CAPTURE(mode);
+      const Run warning = run_stderr("solve " + file.string() + " --json --repair-information " + mode);
+      CHECK(warning.exit_code == 0);
+      CHECK(warning.out == "lsjit solve: warning: " + file.string() + ":" + where +
+                               " and 2 more edges have an information matrix that is not positive definite; "
+                               "repaired (" + mode + ")\n");
+      const Run json = run("solve " + file.string() + " --json --repair-information " + mode + " 2>/dev/null");
+      CAPTURE(json.out);
+      CHECK(json.exit_code == 0);
+      CHECK(json_field(json.out, "information_repair") == "\"" + mode + "\"");
+      CHECK(json_field(json.out, "repaired_edges") == "3");
+      CHECK(json_field(json.out, "converged") == "true");
+      const Run report = run("solve " + file.string() + " --repair-information " + mode + " 2>/dev/null");
+      CHECK(report.out.find("Information repaired              3 edges (" + mode + ")\n") != std::string::npos);
+    }
+    // One repaired edge: the warning says so in the singular.
+    const fs::path one = generated_indefinite("repair_one" + std::to_string(dim), dim, 1);
+    const Run single = run_stderr("solve " + one.string() + " --json --repair-information block-diagonal");
+    CHECK(single.out.find(" has an information matrix that is not positive definite; repaired (block-diagonal)\n") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("lsjit solve --repair-information changes nothing for a graph without indefinite edges") {
+  const fs::path file = generated("repair_pd", 3);
+  const Run plain = run("solve " + file.string() + " --json");
+  REQUIRE(plain.exit_code == 0);
+  CHECK(json_field(plain.out, "information_repair") == "\"none\"");
+  CHECK(json_field(plain.out, "repaired_edges") == "0");
+  CHECK(plain.out.find("Information repaired") == std::string::npos);
+  for (const std::string mode : {"block-diagonal", "nearest-pd"}) {
+    CAPTURE(mode);
+    CHECK(run_stderr("solve " + file.string() + " --json --repair-information " + mode).out.empty());
+    const Run r = run("solve " + file.string() + " --json --repair-information " + mode);
+    CAPTURE(r.out);
+    REQUIRE(r.exit_code == 0);
+    CHECK(json_field(r.out, "repaired_edges") == "0");
+    CHECK(json_field(r.out, "initial_cost") == json_field(plain.out, "initial_cost"));
+    CHECK(json_field(r.out, "final_cost") == json_field(plain.out, "final_cost"));
+    CHECK(json_field(r.out, "iterations") == json_field(plain.out, "iterations"));
+  }
+}
+
+TEST_CASE("lsjit solve --repair-information: a bad mode, or a BAL file, is a usage error") {
+  const fs::path file = generated("repair_usage", 2);
+  const Run bad = run("solve " + file.string() + " --repair-information diagonal");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.out ==
+        "lsjit solve: --repair-information: expected none, block-diagonal or nearest-pd, not 'diagonal'\n");
+  const Run missing = run("solve " + file.string() + " --repair-information");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.out.find("--repair-information needs a value") != std::string::npos);
+  const fs::path bal = file.parent_path() / "problem.txt";
+  REQUIRE(run("generate bal --cameras 3 --points 20 --observations-per-point 2 --seed 4 --out " + bal.string())
+              .exit_code == 0);
+  const Run not_a_graph = run("solve " + bal.string() + " --repair-information nearest-pd");
+  CHECK(not_a_graph.exit_code == 2);
+  CHECK(not_a_graph.out.find("--repair-information repairs the information matrices of pose graphs (g2o files)") !=
+        std::string::npos);
+  CHECK(run("solve " + bal.string() + " --repair-information none --json").exit_code == 0);
+  CHECK(run("solve --help").out.find("--repair-information none|block-diagonal|nearest-pd") != std::string::npos);
+}

@@ -23,7 +23,7 @@ namespace {
 
 constexpr const char* kGenerateUsage = R"(usage:
   lsjit generate pose-graph --dim 2|3 --poses N --loop-closures M [--noise SIGMA] [--seed S]
-                            --out FILE
+                            [--indefinite-edges K] --out FILE
   lsjit generate bal --cameras C --points P --observations-per-point K [--noise SIGMA]
                      [--seed S] --out FILE
 
@@ -31,7 +31,11 @@ pose-graph   a Manhattan-world trajectory of N poses (SE2 or SE3), N - 1 odometr
              M loop closures between nearby poses, written as g2o. SIGMA (default 0.02) is
              the standard deviation of the measurement noise, in grid steps for
              translations and in radians for rotations; the initial estimate composes the
-             noisy odometry, so it drifts.
+             noisy odometry, so it drifts. K (default 0) edges, chosen by the seed, get
+             information matrices that are not positive definite because of large
+             translation-rotation coupling terms, as in some public 3D datasets; zeroing
+             the coupling gives back their diagonal matrices (lsjit solve
+             --repair-information block-diagonal|nearest-pd reads such files).
 bal          C cameras on a ring around P points, each point seen by K distinct cameras,
              written as a BAL file. SIGMA (default 1) is the pixel noise; the initial
              cameras and points are perturbed from the truth.
@@ -129,7 +133,7 @@ constexpr int64_t kMaxCount = std::numeric_limits<int32_t>::max();
 
 int pose_graph(const Args& args, std::ostream& out, std::ostream& err) {
   const auto flags =
-      parse_flags(args, {"--dim", "--poses", "--loop-closures", "--noise", "--seed", "--out"},
+      parse_flags(args, {"--dim", "--poses", "--loop-closures", "--noise", "--seed", "--indefinite-edges", "--out"},
                   "pose-graph", err);
   if (!flags) return 2;
   const auto dim = integer_flag<int>(*flags, "--dim", 2, 3, std::nullopt, "2 or 3", err);
@@ -145,6 +149,10 @@ int pose_graph(const Args& args, std::ostream& out, std::ostream& err) {
   const auto seed = integer_flag<uint64_t>(*flags, "--seed", 0, ~uint64_t{0}, kDefaultSeed,
                                            "a non-negative integer", err);
   if (!seed) return 2;
+  // At most the number of edges: generate_pose_graph says so when it is more.
+  const auto indefinite = integer_flag<int64_t>(*flags, "--indefinite-edges", 0, 2 * kMaxCount, int64_t{0},
+                                                "a non-negative number, at most the number of edges", err);
+  if (!indefinite) return 2;
   const auto file = out_flag(*flags, err);
   if (!file) return 2;
   if (!fits_in_memory(kBytesPerPose * *poses + kBytesPerEdge * (*poses + *closures),
@@ -157,6 +165,7 @@ int pose_graph(const Args& args, std::ostream& out, std::ostream& err) {
   spec.loop_closures = *closures;
   spec.translation_sigma = spec.rotation_sigma = *noise;
   spec.seed = *seed;
+  spec.indefinite_edges = *indefinite;
   io::GeneratedPoseGraph generated;
   try {
     generated = io::generate_pose_graph(spec);
@@ -164,10 +173,14 @@ int pose_graph(const Args& args, std::ostream& out, std::ostream& err) {
     err << "lsjit generate pose-graph: " << e.what() << "\n";
     return 2;
   }
-  io::write_g2o(*file, generated.graph);
+  io::write_g2o(*file, generated.graph, {.allow_indefinite_information = *indefinite > 0});
   out << "wrote " << *file << ": SE" << *dim << " pose graph, " << *poses << " poses, "
       << generated.graph.num_edges() << " edges (" << *poses - 1 << " odometry, " << *closures
-      << " loop closures), noise " << *noise << ", seed " << *seed << "\n";
+      << " loop closures), noise " << *noise << ", seed " << *seed;
+  if (*indefinite > 0)
+    out << ", " << *indefinite << " with an information matrix that is not positive definite (lsjit solve "
+        << "--repair-information block-diagonal|nearest-pd reads them)";
+  out << "\n";
   return 0;
 }
 

@@ -14,7 +14,7 @@ constexpr const char* kUsage = R"(usage: lsjit <command> [options]
 
 commands:
   solve FILE [--out FILE] [--linear-solver NAME] [--max-iterations N] [--threads N]
-             [--verbose] [--json]
+             [--repair-information MODE] [--verbose] [--json]
                       solve a g2o pose graph or a BAL bundle adjustment problem
                       (lsjit solve --help)
   trace COST [--stage STAGE] [--mode MODE] [--vector-width N]
@@ -31,7 +31,7 @@ commands:
                       Jacobian with forward and with reverse accumulation
   cache list|show|diff|stats|verify|gc|clear   inspect the kernel cache (lsjit cache help)
   generate pose-graph --dim 2|3 --poses N --loop-closures M [--noise SIGMA] [--seed S]
-                      --out FILE
+                      [--indefinite-edges K] --out FILE
   generate bal --cameras C --points P --observations-per-point K [--noise SIGMA]
                [--seed S] --out FILE
                       write a synthetic problem with a known ground truth, as g2o or BAL

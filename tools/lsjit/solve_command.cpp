@@ -79,8 +79,31 @@ double initialize_poses(io::PoseGraph& graph, const std::string& init) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// One line on `err` when the reader repaired information matrices: how many, with which
+// mode, and where the first one is, so that a user who passed the flag for one file sees
+// what it did to another.
+void warn_repaired(const io::PoseGraph& graph, const SolveFlags& f, std::ostream& err) {
+  const size_t count = graph.num_repaired_edges();
+  if (count == 0) return;
+  const auto first = [](const auto& edges) {
+    return *std::find_if(edges.begin(), edges.end(), [](const auto& e) { return e.information_repaired; });
+  };
+  const auto describe = [&](const auto& e, const char* tag) {
+    // The whole path (escaped, not cut): FILE:LINE is where to look.
+    err << "lsjit solve: warning: " << printable(f.file, std::string::npos) << ":" << e.line << ": " << tag << " " << e.from << " -> "
+        << e.to;
+  };
+  if (graph.dimension == 2) describe(first(graph.edges2), "EDGE_SE2");
+  else describe(first(graph.edges3), "EDGE_SE3:QUAT");
+  err << (count > 2   ? " and " + std::to_string(count - 1) + " more edges have"
+          : count == 2 ? std::string(" and 1 more edge have")
+                       : std::string(" has"))
+      << " an information matrix that is not positive definite; repaired ("
+      << io::information_repair_name(f.repair_information) << ")\n";
+}
+
 // Solves and writes the solution to `out_file` (if any) in the file's format.
-SolveResult solve_file(const SolveFlags& f) {
+SolveResult solve_file(const SolveFlags& f, std::ostream& err) {
   if (f.format == "bal") {
     io::BalProblem bal = io::read_bal(f.file);
     BalLeastSquares p = make_bal_problem(bal, f.loss);
@@ -92,13 +115,16 @@ SolveResult solve_file(const SolveFlags& f) {
     }
     return r;
   }
-  io::PoseGraph graph = io::read_g2o(f.file);
+  io::PoseGraph graph = io::read_g2o(f.file, {.repair_information = f.repair_information});
+  warn_repaired(graph, f, err);
   const double init_s = initialize_poses(graph, f.init);
   PoseGraphProblem p = make_pose_graph_problem(graph, f.loss);
   SolverOptions options = f.options;
   if (!f.initial_radius_given) options.initial_trust_region_radius = kPoseGraphInitialTrustRegionRadius;
   SolveResult r = p.problem.analyze().solve(p.initial, options);
   r.summary.record_initialization(f.init, init_s);
+  r.summary.record_information_repair(std::string(io::information_repair_name(f.repair_information)),
+                                      graph.num_repaired_edges());
   if (!f.plot_file.empty()) write_solve_plot(f.plot_file, f.file, graph, r);
   if (!f.out_file.empty() && r.summary.usable()) {
     update_poses(graph, r.values);
@@ -137,9 +163,14 @@ int solve_command(const Args& args, std::ostream& out, std::ostream& err) {
         << " is " << f.format << "\n";
     return 2;
   }
+  if (f.repair_information != io::InformationRepair::None && f.format != "g2o") {
+    err << "lsjit solve: --repair-information repairs the information matrices of pose graphs (g2o files); "
+        << printable(f.file) << " is " << f.format << "\n";
+    return 2;
+  }
   f.options.log = &out;
   if (f.json) f.options.verbose = false;
-  const SolveResult result = solve_file(f);
+  const SolveResult result = solve_file(f, err);
   if (f.json) out << result.summary.json() << "\n";
   else out << result.summary.report();
   return result.summary.usable() ? 0 : 1;

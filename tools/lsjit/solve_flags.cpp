@@ -53,6 +53,14 @@ Solves a g2o pose graph or a BAL bundle-adjustment file and prints the solver su
                         read, or chordal: rotations, then translations, from the edges by
                         two sparse linear least-squares solves, the held vertices kept
                         (rotation-first chordal relaxation, as GTSAM's InitializePose3)
+  --repair-information none|block-diagonal|nearest-pd
+                        what to do with a g2o edge whose information matrix is not positive
+                        definite (has no Cholesky factor; some public 3D datasets have such
+                        edges): none (default) stops with an error naming the edge;
+                        block-diagonal zeroes its translation-rotation coupling blocks;
+                        nearest-pd clamps its eigenvalues at 1e-9 times the largest. Only
+                        such edges change; the report and --json count them, and a warning
+                        on stderr names the first
   --loss NAME:SCALE     robustify every residual: huber, soft_l_one, cauchy, arctan or
                         tukey, with its scale > 0 (e.g. cauchy:1.0)
   --threads N           evaluation threads, 0 to 1024 (default 1; 0: all hardware threads)
@@ -79,7 +87,12 @@ std::variant<SolveFlags, FlagError> parse_solve_flags(const std::vector<std::str
   app.add_option("--init", f.init)->check([](const std::string& s) {
     return s == "file" || s == "chordal" ? std::string() : "expected file or chordal, not '" + printable(s) + "'";
   });
-  std::string solver_name, loss_text;
+  std::string solver_name, loss_text, repair_text;
+  app.add_option("--repair-information", repair_text)->check([](const std::string& s) {
+    return io::information_repair_from_name(s)
+               ? std::string()
+               : "expected none, block-diagonal or nearest-pd, not '" + printable(s) + "'";
+  });
   app.add_option("--linear-solver", solver_name)->check([](const std::string& s) {
     return linear_solver_from_name(s) ? std::string()
                                       : "expected auto, sparse_cholesky, dense_cholesky, eigen_sparse_cholesky, cg, "
@@ -107,6 +120,7 @@ std::variant<SolveFlags, FlagError> parse_solve_flags(const std::vector<std::str
   f.initial_radius_given = radius->count() > 0;
   if (!solver_name.empty()) f.options.linear_solver = *linear_solver_from_name(solver_name);
   if (!loss_text.empty()) f.loss = *parse_loss(loss_text);
+  if (!repair_text.empty()) f.repair_information = *io::information_repair_from_name(repair_text);
   if (positional.empty()) return FlagError{"one FILE expected\n", true};
   if (positional.size() > 1)
     return FlagError{"one FILE expected, got '" + printable(positional[0]) + "' and '" + printable(positional[1]) +

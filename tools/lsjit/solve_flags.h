@@ -6,6 +6,7 @@
 #include <variant>
 #include <vector>
 
+#include "lsjit/runtime/io/g2o.h"
 #include "lsjit/runtime/loss.h"
 #include "lsjit/runtime/solver_options.h"
 
@@ -20,6 +21,9 @@ struct SolveFlags {
   std::string out_file;     // --out, "" for none
   std::string plot_file;    // --plot, "" for none
   std::string init = "file";  // --init: "file" (the file's poses) or "chordal" (pose_graph_init.h)
+  // --repair-information: what the g2o reader does with an information matrix that has no
+  // Cholesky factor (io::InformationRepair; default none: such a file is an error).
+  io::InformationRepair repair_information = io::InformationRepair::None;
   Loss loss = TrivialLoss();
   SolverOptions options;    // log is left null: the caller points it at its stream
   // Whether --initial-trust-region-radius was given: if not, a pose graph is solved with
