@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "lsjit/runtime/gradient_checker.h"
 #include "lsjit/runtime/instance_evaluation.h"
 #include "lsjit/runtime/linear/block_sparse.h"
 #include "lsjit/runtime/solver_options.h"
@@ -94,6 +95,13 @@ class AnalyzedProblem {
   std::vector<InstanceEvaluation> finite_difference_jacobians(const Values& values,
                                                               const std::vector<CostInstance>& which,
                                                               double relative_step = 1e-6) const;
+  // evaluate_instances' Jacobians against finite_difference_jacobians', compared by
+  // compare_jacobians (gradient_checker.h), over `which` or over every instance.
+  GradientCheckResult check_gradients(const Values& values, const std::vector<CostInstance>& which,
+                                      const GradientCheckOptions& options = {}) const;
+  GradientCheckResult check_gradients(const Values& values, const GradientCheckOptions& options = {}) const {
+    return check_gradients(values, all_instances(), options);
+  }
 
   struct GroupInfo {
     std::string cost;

@@ -229,10 +229,12 @@ TEST_CASE("per-instance evaluation never recompiles: values, instances and their
   CHECK(cache.stats().compiles == 3);  // the ResidualJacobian kernel, once
   CHECK(cache.stats().recompiles == 0);
   small.evaluate_instances(v, small.all_instances());
+  small.check_gradients(v);
   v.set(VecVar<2>(1), Eigen::Vector2d(-3.0, 4.0));
   small.evaluate_instances(v, {{0, 3}, {0, 0}});
   const AnalyzedProblem large = make(50);  // more instances: same kernels
   large.evaluate_instances(v, large.all_instances());
+  large.check_gradients(v, {{0, 49}});
   CHECK(cache.stats().compiles == 3);
   CHECK(cache.stats().recompiles == 0);
 }
@@ -262,4 +264,5 @@ TEST_CASE("per-instance evaluation: bad input is an lsjit::Error that says what 
   CHECK(error_of([&] { a.finite_difference_jacobians(v, {{0, 0}}, 0.0); }) ==
         "lsjit::AnalyzedProblem::finite_difference_jacobians: relative_step is 0: expected a positive, "
         "finite step");
+  CHECK(error_of([&] { a.check_gradients(v, {{0, 1}}); }).find("expected finite values") != std::string::npos);
 }
