@@ -188,6 +188,8 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
   const auto start = Clock::now();
   auto layout = std::make_shared<detail::ProblemLayout>();
   compiler::KernelCache& cache = options.cache ? *options.cache : compiler::default_cache();
+  layout->cache = &cache;
+  layout->compile = options.compile;
 
   // 1. Trace and merge.
   if (groups_.size() > std::numeric_limits<uint16_t>::max())
@@ -227,6 +229,7 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
       got.push_back(cache.lookup(plain, compiler::KernelMode::Residual, options.compile, m.trace_s));
       kg.constraint = got.back().kernel;
       kg.user_data_stride = kg.constraint->layout.data_stride;
+      kg.constraint_traced = std::move(plain);
       m.traced = ir::augmented_lagrangian_residual(m.traced);
     }
     dump_trace(m);
@@ -444,6 +447,7 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
       layout->h_cols[k] = static_cast<uint32_t>(P.block_size(P.col(k)));
     }
 
+  layout->jacobian_kernels.resize(layout->groups.size());
   layout->analyze_s = seconds_since(start);
   return AnalyzedProblem(std::move(layout));
 }

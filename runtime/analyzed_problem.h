@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "lsjit/runtime/gradient_checker.h"
+#include "lsjit/runtime/instance_evaluation.h"
 #include "lsjit/runtime/linear/block_sparse.h"
 #include "lsjit/runtime/solver_options.h"
 #include "lsjit/runtime/values.h"
@@ -76,6 +78,30 @@ class AnalyzedProblem {
   // (tangent_dim doubles) and `cost` are filled when not nullptr.
   linear::BlockSparseSymmetric gauss_newton_matrix(const Values& values, double* gradient = nullptr,
                                                    double* cost = nullptr, int num_threads = 1) const;
+
+  // Per-instance evaluation (instance_evaluation.h has the contract): for each of `which`,
+  // in that order, its residuals, cost, loss weight, variables and, when `jacobians`, its
+  // Jacobian blocks at `values`. Only the variables of `which` need values. Throws
+  // lsjit::Error for an instance that does not exist (naming the group's size), a variable
+  // without a value or with a non-finite parameter (naming the variable and the instance).
+  // Non-finite residuals at finite values are returned as they are.
+  std::vector<InstanceEvaluation> evaluate_instances(const Values& values, const std::vector<CostInstance>& which,
+                                                     bool jacobians = true) const;
+  // Every instance, group by group, in instance order.
+  std::vector<CostInstance> all_instances() const;
+  // The same as evaluate_instances(values, which, true), with every Jacobian block by
+  // central differences of the Residual kernel in the tangent space instead
+  // (gradient_checker.h gives the step). The residuals and costs are evaluate_instances'.
+  std::vector<InstanceEvaluation> finite_difference_jacobians(const Values& values,
+                                                              const std::vector<CostInstance>& which,
+                                                              double relative_step = 1e-6) const;
+  // evaluate_instances' Jacobians against finite_difference_jacobians', compared by
+  // compare_jacobians (gradient_checker.h), over `which` or over every instance.
+  GradientCheckResult check_gradients(const Values& values, const std::vector<CostInstance>& which,
+                                      const GradientCheckOptions& options = {}) const;
+  GradientCheckResult check_gradients(const Values& values, const GradientCheckOptions& options = {}) const {
+    return check_gradients(values, all_instances(), options);
+  }
 
   struct GroupInfo {
     std::string cost;

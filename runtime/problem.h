@@ -56,7 +56,9 @@ class AnalyzedProblem;
 struct AnalyzeOptions {
   compiler::CompileOptions compile;
   // The kernel cache to use; nullptr: compiler::default_cache() (configured from the
-  // environment, disk cache included).
+  // environment, disk cache included). The AnalyzedProblem keeps using it for the kernels
+  // it makes at first use (AnalyzedProblem::evaluate_instances' Jacobians), so a cache of
+  // your own must outlive the AnalyzedProblem and its copies.
   compiler::KernelCache* cache = nullptr;
   // Which variable type the Schur solvers (LinearSolver::DenseSchur, SparseSchur,
   // IterativeSchur) eliminate: "auto" picks, as jaxls' schur_elimination="auto" does, the

@@ -55,6 +55,7 @@ struct KernelGroup {
   // instance's row is the user's data (user_data_stride doubles), then the multiplier λ
   // (residual_dim) and the penalty ρ (1), which solves overwrite in their own copy.
   std::shared_ptr<const compiler::Kernel> constraint;
+  ir::Trace constraint_traced;  // constraints only: c(x) traced, named "NAME.constraint"
   uint32_t user_data_stride = 0;
   std::vector<double> user_data;  // constraints: the user's data alone, for `constraint`
   int64_t instances = 0;
@@ -122,6 +123,14 @@ struct ProblemLayout {
 
   int64_t instances = 0;              // across groups
   uint64_t residual_buffer_size = 0;  // doubles
+
+  // The cache and compile options analyze() used, for the kernels it does not make: the
+  // ResidualJacobian kernels of per-instance evaluation (instance_evaluation.h), looked up
+  // at first use, one per group, and kept in jacobian_kernels (under jacobian_mutex).
+  compiler::KernelCache* cache = nullptr;
+  compiler::CompileOptions compile;
+  mutable std::mutex jacobian_mutex;
+  mutable std::vector<std::shared_ptr<const compiler::Kernel>> jacobian_kernels;
 
   // analyze() measurements.
   double trace_s = 0, compile_s = 0, analyze_s = 0;
