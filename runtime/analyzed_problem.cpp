@@ -67,7 +67,7 @@ void check_threads(int num_threads, const char* function) {
 namespace detail {
 
 std::unique_ptr<linear::LinearSolver> ProblemLayout::take_solver(
-    linear::LinearSolverType type, const linear::SupernodalAnalysis* analysis) const {
+    linear::LinearSolverType type, std::shared_ptr<const linear::SupernodalAnalysis> analysis) const {
   {
     std::lock_guard lock(pool_mutex);
     for (auto& [t, solver] : pool)
@@ -83,7 +83,7 @@ std::unique_ptr<linear::LinearSolver> ProblemLayout::take_solver(
     return linear::make_schur_solver(type, pattern, static_cast<int>(first_eliminated));
   }
   if (type == linear::LinearSolverType::SparseCholesky && analysis != nullptr)
-    return std::make_unique<linear::SupernodalCholesky>(pattern, *analysis);
+    return std::make_unique<linear::SupernodalCholesky>(pattern, analysis);
   return linear::make_linear_solver(type, pattern);
 }
 
@@ -171,7 +171,7 @@ SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& o
   const linear::LinearSolverType type = linear_type(chosen);
   std::unique_ptr<linear::LinearSolver> solver;
   try {
-    solver = L.take_solver(type, analysis.get());
+    solver = L.take_solver(type, analysis);
   } catch (const std::exception& e) {
     return fail(std::string("the linear solver could not be set up: ") + e.what());
   }

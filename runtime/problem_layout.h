@@ -146,10 +146,10 @@ struct ProblemLayout {
 
   mutable std::mutex pool_mutex;
   mutable std::vector<std::pair<linear::LinearSolverType, std::unique_ptr<linear::LinearSolver>>> pool;
-  // analysis: for SparseCholesky, a symbolic analysis of `pattern` to use; nullptr: the
-  // solver makes its own.
+  // analysis: for SparseCholesky, a symbolic analysis of `pattern` for the solver to share;
+  // null: the solver makes its own.
   std::unique_ptr<linear::LinearSolver> take_solver(
-      linear::LinearSolverType type, const linear::SupernodalAnalysis* analysis = nullptr) const;
+      linear::LinearSolverType type, std::shared_ptr<const linear::SupernodalAnalysis> analysis = nullptr) const;
   void give_back(linear::LinearSolverType type, std::unique_ptr<linear::LinearSolver> solver) const;
 };
 

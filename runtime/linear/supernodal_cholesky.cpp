@@ -26,13 +26,23 @@ int block_of(const BlockPattern& p, int64_t r) {
 
 SupernodalCholesky::SupernodalCholesky(std::shared_ptr<const BlockPattern> pattern,
                                        SupernodalOrdering ordering)
-    : LinearSolver(std::move(pattern)), analysis_(analyze_supernodal(*pattern_, ordering)) {
+    : LinearSolver(std::move(pattern)),
+      shared_analysis_(std::make_shared<const SupernodalAnalysis>(analyze_supernodal(*pattern_, ordering))),
+      analysis_(*shared_analysis_) {
   allocate();
 }
 
+namespace {
+std::shared_ptr<const SupernodalAnalysis> not_null(std::shared_ptr<const SupernodalAnalysis> analysis) {
+  if (!analysis) throw Error("SupernodalCholesky: the analysis given is null");
+  return analysis;
+}
+}  // namespace
+
 SupernodalCholesky::SupernodalCholesky(std::shared_ptr<const BlockPattern> pattern,
-                                       SupernodalAnalysis analysis)
-    : LinearSolver(std::move(pattern)), analysis_(std::move(analysis)) {
+                                       std::shared_ptr<const SupernodalAnalysis> analysis)
+    : LinearSolver(std::move(pattern)), shared_analysis_(not_null(std::move(analysis))),
+      analysis_(*shared_analysis_) {
   if (analysis_.scalar_perm.size() != static_cast<size_t>(pattern_->dim()) ||
       analysis_.block_target.size() != static_cast<size_t>(pattern_->num_stored_blocks()))
     throw Error("SupernodalCholesky: the analysis given is not one of this pattern (" +

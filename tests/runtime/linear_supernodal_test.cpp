@@ -235,7 +235,8 @@ TEST_CASE("linear supernodal: a solver made from a given analysis solves as one 
   BlockSparseSymmetric A = make_matrix(structure);
   fill_random(structure, A, rng);
   const Eigen::VectorXd b = random_vector(A.dim(), rng);
-  SupernodalAnalysis analysis = analyze_supernodal(A.pattern(), SupernodalOrdering::Automatic);
+  auto analysis = std::make_shared<const SupernodalAnalysis>(
+      analyze_supernodal(A.pattern(), SupernodalOrdering::Automatic));
   SupernodalCholesky given(A.shared_pattern(), analysis), own(A.shared_pattern());
   CHECK(given.ordering() == own.ordering());
   CHECK(given.factorization_flops() == own.factorization_flops());
@@ -248,7 +249,9 @@ TEST_CASE("linear supernodal: a solver made from a given analysis solves as one 
   // An analysis of another pattern is refused, naming both sizes.
   const auto other_structure = random_block_structure(rng, 10, 6, 1.5);
   const BlockSparseSymmetric other = make_matrix(other_structure);
-  const SupernodalAnalysis wrong = analyze_supernodal(other.pattern(), SupernodalOrdering::Amd);
+  auto wrong = std::make_shared<const SupernodalAnalysis>(analyze_supernodal(other.pattern(), SupernodalOrdering::Amd));
   CHECK_THROWS_WITH_AS(SupernodalCholesky(A.shared_pattern(), wrong),
                        doctest::Contains("not one of this pattern"), lsjit::Error);
+  CHECK_THROWS_WITH_AS(SupernodalCholesky(A.shared_pattern(), std::shared_ptr<const SupernodalAnalysis>()),
+                       doctest::Contains("null"), lsjit::Error);
 }
