@@ -143,6 +143,34 @@ TEST_CASE("linear supernodal: the block orderings avoid the fill of an arrowhead
   CHECK(forced.ordering() == SupernodalOrdering::NestedDissection);
 }
 
+TEST_CASE("linear supernodal: Automatic asks METIS only for a factor costly enough to repay it") {
+  // A chain: AMD's factor has no fill, a few hundred flops per block; METIS is not asked.
+  std::vector<int> chain_sizes(300, 6);
+  std::vector<std::pair<int, int>> chain_pairs;
+  for (int i = 1; i < 300; ++i) chain_pairs.emplace_back(i - 1, i);
+  const BlockSparseSymmetric chain(chain_sizes, chain_pairs);
+  const SupernodalAnalysis cheap = analyze_supernodal(chain.pattern(), SupernodalOrdering::Automatic);
+  CHECK(cheap.ordering == SupernodalOrdering::Amd);
+  CHECK(cheap.seconds.nested_dissection == 0);
+  // A 30 x 30 grid of 6-blocks: AMD's factor has ~1e5 flops per block; METIS is asked, and
+  // the analysis keeps whichever ordering predicts fewer flops.
+  const int side = 30;
+  std::vector<int> grid_sizes(side * side, 6);
+  std::vector<std::pair<int, int>> grid_pairs;
+  for (int r = 0; r < side; ++r)
+    for (int c = 0; c < side; ++c) {
+      if (c + 1 < side) grid_pairs.emplace_back(r * side + c, r * side + c + 1);
+      if (r + 1 < side) grid_pairs.emplace_back(r * side + c, (r + 1) * side + c);
+    }
+  const BlockSparseSymmetric grid(grid_sizes, grid_pairs);
+  const SupernodalAnalysis costly = analyze_supernodal(grid.pattern(), SupernodalOrdering::Automatic);
+  CHECK(costly.seconds.nested_dissection > 0);
+  const double amd = analyze_supernodal(grid.pattern(), SupernodalOrdering::Amd).factorization_flops;
+  const double nd = analyze_supernodal(grid.pattern(), SupernodalOrdering::NestedDissection).factorization_flops;
+  CHECK(amd > 1.2e4 * side * side);
+  CHECK(costly.factorization_flops == std::min(amd, nd));
+}
+
 TEST_CASE("linear supernodal: a non-positive pivot names A's scalar row and block") {
   // A negative enough shift on one scalar r of a random SPD matrix: every leading principal
   // submatrix without r stays positive definite, so r is the first pivot to fail whatever
