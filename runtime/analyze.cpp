@@ -233,9 +233,11 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
       m.traced = ir::augmented_lagrangian_residual(m.traced);
     }
     dump_trace(m);
+    const auto lookups_start = Clock::now();
     const auto modes = cache.lookup_modes(
         m.traced, {compiler::KernelMode::Residual, compiler::KernelMode::NormalEquations},
         options.compile, m.trace_s);
+    layout->kernels_wall_s += seconds_since(lookups_start);
     kg.residual = modes[0].kernel;
     kg.normal = modes[1].kernel;
     got.insert(got.end(), modes.begin(), modes.end());

@@ -111,6 +111,7 @@ SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& o
   SolveSummary& s = result.summary;
   s.trace_s = L.trace_s;
   s.compile_s = L.compile_s;
+  s.kernels_wall_s = L.kernels_wall_s;
   s.analyze_s = L.analyze_s;
   s.cache_hits = L.cache_hits;
   s.cache_misses = L.cache_misses;

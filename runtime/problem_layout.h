@@ -134,6 +134,7 @@ struct ProblemLayout {
 
   // analyze() measurements.
   double trace_s = 0, compile_s = 0, analyze_s = 0;
+  double kernels_wall_s = 0;  // wall time of the kernel lookups (compile_s sums the kernels)
   uint64_t cache_hits = 0, cache_misses = 0, compiles = 0;
 
   // Linear solvers, reused across solves so that symbolic factorizations are done once per

@@ -215,14 +215,16 @@ struct SolveSummary {
   Termination termination = Termination::Failure;
   std::string message;           // why it stopped, in words
 
-  // Time split, seconds. trace_s and compile_s are those of analyze() for this problem
-  // (cache hits make compile_s small; compile_s sums the kernels, which analyze() compiles
-  // concurrently, so it can exceed analyze_s); residual_s is spent in residual-only evaluations
+  // Time split, seconds. trace_s, compile_s and kernels_wall_s are those of analyze() for
+  // this problem, the same for every solve of it (cache hits make them small). compile_s
+  // sums the kernels' compile (or disk load) times, which analyze() runs concurrently, so
+  // it can exceed analyze_s; kernels_wall_s is the wall time analyze() waited for them.
+  // residual_s is spent in residual-only evaluations
   // (trial points), jacobian_s in normal-equation evaluations (gradient, J^T J blocks),
   // their assembly and LM's Jacobi scaling of them, linear_solver_s in the linear solver.
   // analyze_s is analyze() in all, solve_s this solve() in all, total_s their sum (plus
   // initialization_s once recorded).
-  double trace_s = 0, compile_s = 0, analyze_s = 0;
+  double trace_s = 0, compile_s = 0, analyze_s = 0, kernels_wall_s = 0;
   double residual_s = 0, jacobian_s = 0, linear_solver_s = 0, solve_s = 0, total_s = 0;
 
   // How the initial values were computed, when the caller records it (solve() cannot

@@ -122,6 +122,28 @@ TEST_CASE("compile once: IDs, values, instance counts, solver options and batchi
   cache.set_fail_on_recompile(false);
 }
 
+TEST_CASE("the summary gives analyze()'s kernel time as wall time and as a sum, the same in every solve") {
+  compiler::KernelCache::Options co;
+  co.use_disk = false;
+  co.quiet = true;
+  compiler::KernelCache cache(co);  // private: this problem's kernels are compiled here
+  Network net = random_network(30, 11);
+  const AnalyzedProblem analyzed = net.problem.analyze(lsjit::testing::analyze_with(cache));
+  const SolveSummary first = analyzed.solve(net.initial).summary, second = analyzed.solve(net.initial).summary;
+  CHECK(first.compiles > 0);
+  CHECK(first.kernels_wall_s > 0);
+  CHECK(first.kernels_wall_s <= first.analyze_s);
+  CHECK(first.compile_s > 0);
+  // Every solve reports the one analyze() it shares, not compiles of its own.
+  CHECK(second.compiles == first.compiles);
+  CHECK(second.kernels_wall_s == first.kernels_wall_s);
+  const std::string report = first.report();
+  CHECK(report.find("Kernel cache, at analyze() (every solve of it shares these)") != std::string::npos);
+  CHECK(report.find("Kernels, wall") != std::string::npos);
+  CHECK(report.find("Kernels, summed over kernels") != std::string::npos);
+  CHECK(first.json().find("\"kernels_wall_s\": ") != std::string::npos);
+}
+
 TEST_CASE("a captured constant that differs is a recompile, explained, and fails when asked to") {
   compiler::KernelCache::Options options;
   options.use_disk = false;
