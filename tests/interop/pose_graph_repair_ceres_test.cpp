@@ -6,10 +6,9 @@
 #include <doctest/doctest.h>
 
 #include <Eigen/Cholesky>
-#include <cmath>
 #include <string>
 
-#include "../../tools/bench/ceres_pose_graph.h"
+#include "../../tools/bench/ceres_pose_graph_input.h"
 #include "../support/memory_cache.h"
 #include "lsjit/runtime/io/synthetic.h"
 #include "lsjit/runtime/pose_graph_problem.h"
@@ -19,45 +18,15 @@ namespace {
 // The Ceres baseline's input for `g`, each edge's U the upper Cholesky factor of its Ω with
 // the translation-rotation coupling zeroed (by Eigen, not by lsjit's reader).
 lsjit::bench::CeresPoseGraphInput ceres_input(const lsjit::io::PoseGraph& g) {
-  lsjit::bench::CeresPoseGraphInput in;
-  in.dimension = g.dimension;
-  const auto index = g.vertex_index();
-  const auto factor = [](auto omega, int t) {
+  return lsjit::bench::ceres_pose_graph_input(g, [t = g.dimension == 2 ? 2 : 3](const auto& e) {
+    auto omega = e.information;
     const int n = static_cast<int>(omega.rows());
     omega.topRightCorner(t, n - t).setZero();
     omega.bottomLeftCorner(n - t, t).setZero();
     const auto llt = omega.llt();
     REQUIRE(llt.info() == Eigen::Success);
     return decltype(omega)(llt.matrixU());
-  };
-  const auto add_edge = [&](const auto& e, const auto& u) {
-    in.from.push_back(static_cast<int32_t>(index.at(e.from)));
-    in.to.push_back(static_cast<int32_t>(index.at(e.to)));
-    in.sqrt_information.insert(in.sqrt_information.end(), u.data(), u.data() + u.size());
-  };
-  if (g.dimension == 2) {
-    for (const auto& x : g.poses2) {
-      const auto p = x.params();  // (x, y, cos θ, sin θ)
-      in.poses.insert(in.poses.end(), {p(0), p(1), std::atan2(p(3), p(2))});
-    }
-    for (const auto& e : g.edges2) {
-      const auto z = e.measurement.params();
-      in.measurements.insert(in.measurements.end(), {z(0), z(1), std::atan2(z(3), z(2))});
-      add_edge(e, factor(e.information, 2));
-    }
-  } else {
-    for (const auto& x : g.poses3) {
-      const auto p = x.params();  // (tx, ty, tz, qx, qy, qz, qw)
-      in.poses.insert(in.poses.end(), p.data(), p.data() + 7);
-    }
-    for (const auto& e : g.edges3) {
-      const auto z = e.measurement.params();
-      in.measurements.insert(in.measurements.end(), z.data(), z.data() + 7);
-      add_edge(e, factor(e.information, 3));
-    }
-  }
-  for (const int64_t id : g.held_constant()) in.constant.push_back(static_cast<int32_t>(index.at(id)));
-  return in;
+  });
 }
 
 }  // namespace

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "ceres_pose_graph.h"
+#include "ceres_pose_graph_input.h"
 #include "child_process.h"
 #include "lsjit/compiler/kernel_cache.h"
 #include "lsjit/runtime/io/g2o.h"
@@ -100,38 +101,8 @@ void child_lsjit(const fs::path& file, const fs::path& cache_dir) {
 
 void child_ceres(const fs::path& file, double initial_trust_region_radius) {
   const lsjit::io::PoseGraph g = read_timed(file);
-  lsjit::bench::CeresPoseGraphInput in;
-  in.dimension = g.dimension;
+  lsjit::bench::CeresPoseGraphInput in = lsjit::bench::ceres_pose_graph_input(g);
   in.initial_trust_region_radius = initial_trust_region_radius;
-  const auto index = g.vertex_index();
-  if (g.dimension == 2) {
-    for (const auto& x : g.poses2) {
-      const auto p = x.params();  // (x, y, cos θ, sin θ)
-      in.poses.insert(in.poses.end(), {p(0), p(1), std::atan2(p(3), p(2))});
-    }
-    for (const auto& e : g.edges2) {
-      const auto z = e.measurement.params();
-      in.from.push_back(static_cast<int32_t>(index.at(e.from)));
-      in.to.push_back(static_cast<int32_t>(index.at(e.to)));
-      in.measurements.insert(in.measurements.end(), {z(0), z(1), std::atan2(z(3), z(2))});
-      in.sqrt_information.insert(in.sqrt_information.end(), e.sqrt_information.data(),
-                                 e.sqrt_information.data() + 9);
-    }
-  } else {
-    for (const auto& x : g.poses3) {
-      const auto p = x.params();  // (tx, ty, tz, qx, qy, qz, qw)
-      in.poses.insert(in.poses.end(), p.data(), p.data() + 7);
-    }
-    for (const auto& e : g.edges3) {
-      const auto z = e.measurement.params();
-      in.from.push_back(static_cast<int32_t>(index.at(e.from)));
-      in.to.push_back(static_cast<int32_t>(index.at(e.to)));
-      in.measurements.insert(in.measurements.end(), z.data(), z.data() + 7);
-      in.sqrt_information.insert(in.sqrt_information.end(), e.sqrt_information.data(),
-                                 e.sqrt_information.data() + 36);
-    }
-  }
-  for (int64_t id : g.held_constant()) in.constant.push_back(static_cast<int32_t>(index.at(id)));
   const lsjit::bench::CeresPoseGraphResult r = lsjit::bench::solve_ceres_pose_graph(in);
   emit("build_s", r.build_s);
   emit("preprocessor_s", r.preprocessor_s);
