@@ -378,14 +378,17 @@ SupernodalAnalysis analyze_supernodal(const BlockPattern& p, SupernodalOrdering 
   clock.charge(a.seconds.graph);
 
   std::vector<int> perm;
+  std::optional<BlockSymbolic> symbolic;  // of perm, kept for its elimination tree
   if (ordering != SupernodalOrdering::NestedDissection) {
     perm = amd_ordering(g, nb);
     a.ordering = SupernodalOrdering::Amd;
     clock.charge(a.seconds.amd);
+    symbolic = block_symbolic(g, p, perm);
+    clock.charge(a.seconds.symbolic);
   }
   // Automatic asks METIS only when AMD's factor is costly enough for a better ordering to
   // repay METIS' time (kMetisWorthFlopsPerBlock).
-  const double amd_flops = perm.empty() ? 0 : block_symbolic(g, p, perm).flops;
+  const double amd_flops = symbolic ? symbolic->flops : 0;
   const bool try_metis = ordering == SupernodalOrdering::NestedDissection ||
                          (ordering == SupernodalOrdering::Automatic && amd_flops > kMetisWorthFlopsPerBlock * nb);
   if (try_metis) {
@@ -393,12 +396,16 @@ SupernodalAnalysis analyze_supernodal(const BlockPattern& p, SupernodalOrdering 
     clock.charge(a.seconds.nested_dissection);
     if (!nd && ordering == SupernodalOrdering::NestedDissection)
       throw Error("supernodal_cholesky: METIS nested dissection failed");
-    if (nd && (perm.empty() || block_symbolic(g, p, *nd).flops < amd_flops)) {
-      perm = std::move(*nd);
-      a.ordering = SupernodalOrdering::NestedDissection;
+    if (nd) {
+      BlockSymbolic nd_symbolic = block_symbolic(g, p, *nd);
+      if (perm.empty() || nd_symbolic.flops < amd_flops) {
+        perm = std::move(*nd);
+        symbolic = std::move(nd_symbolic);
+        a.ordering = SupernodalOrdering::NestedDissection;
+      }
     }
   }
-  perm = postordered(perm, block_symbolic(g, p, perm).parent);
+  perm = postordered(perm, symbolic->parent);
   const BlockSymbolic s = block_symbolic(g, p, perm);
   a.factor_nonzeros = s.nonzeros;
   a.factorization_flops = s.flops;
