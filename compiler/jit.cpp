@@ -116,8 +116,8 @@ class OrcKernel final : public LoadedKernel {
 
 }  // namespace
 
-std::shared_ptr<LoadedKernel> load_kernel(const std::string& object_code,
-                                          const std::string& symbol) {
+std::shared_ptr<LoadedKernel> load_kernel_orc(const std::string& object_code,
+                                              const std::string& symbol) {
   Session& session = Session::get();
   llvm::orc::JITDylib* dylib = nullptr;
   llvm::orc::ExecutorAddr address;

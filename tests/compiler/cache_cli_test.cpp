@@ -153,7 +153,7 @@ TEST_CASE("lsjit cache verify reports bad entries - gc and clear remove entries"
   CAPTURE(r.out);
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("3 entries, 0 ok, 3 bad") != std::string::npos);
-  CHECK(r.out.find("two_vars residual: lsjit jit:") != std::string::npos);
+  CHECK(r.out.find("two_vars residual: lsjit kernel loader:") != std::string::npos);
   CHECK(r.out.find("(removed)") != std::string::npos);
   CHECK(disk.list().empty());
 }

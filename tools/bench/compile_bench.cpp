@@ -1,7 +1,9 @@
 // Compile-time benchmark: for every built-in cost, cold trace + differentiate + compile of
 // all three kernel modes, and loading the same kernels back from the disk cache in a fresh
 // cache. Medians over repeats, each repeat in its own empty cache directory. Prints a
-// Markdown table (docs/benchmarks.md).
+// Markdown table (docs/benchmarks.md). A second table links each cost's normal-equations
+// object into the process by the LLVM-free loader and by ORC, side by side; the first
+// ORC load of the process (which creates the session) is reported apart.
 //
 //   lsjit_bench_compile [--repeats N]
 // Stage columns are CPU time summed over the modes (from the sequential runs); the two
@@ -14,7 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "lsjit/compiler/jit.h"
 #include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/compiler/kernel_loader.h"
 #include "lsjit/runtime/builtin_costs.h"
 
 namespace {
@@ -73,6 +77,43 @@ Sample measure(const lsjit::BuiltinCost& cost, const std::filesystem::path& dir,
   return s;
 }
 
+// Median microseconds to load `object` with `load`, over `repeats` loads (each unloaded
+// before the next).
+template <class Load>
+double load_us(const std::string& object, const std::string& symbol, int repeats, Load load) {
+  std::vector<double> t;
+  for (int r = 0; r < repeats; ++r) {
+    const auto start = Clock::now();
+    auto kernel = load(object, symbol);
+    t.push_back(1e6 * seconds_since(start));
+  }
+  return median(t);
+}
+
+void loader_table(int repeats) {
+  namespace c = lsjit::compiler;
+  std::cout << "\n| cost (normal equations) | object KiB | native load us | ORC load us | "
+               "ORC / native |\n| --- | ---: | ---: | ---: | ---: |\n";
+  bool first = true;
+  for (const lsjit::BuiltinCost& cost : lsjit::builtin_costs()) {
+    const lsjit::ir::Trace g = c::graph_for_mode(cost.trace(), c::KernelMode::NormalEquations);
+    const c::KernelLayout layout = c::make_layout(g.signature, c::KernelMode::NormalEquations);
+    const std::string symbol = "bench_load";
+    const std::string object = c::compile_kernel(g, layout, {}, symbol).object_code;
+    if (first) {  // the process's first ORC load creates the session
+      const auto start = Clock::now();
+      c::load_kernel_orc(object, symbol);
+      std::printf("First ORC load of the process (creates the session): %.2f ms\n",
+                  1e3 * seconds_since(start));
+      first = false;
+    }
+    const double native = load_us(object, symbol, 20 * repeats, c::load_object);
+    const double orc = load_us(object, symbol, 20 * repeats, c::load_kernel_orc);
+    std::printf("| %s | %.1f | %.1f | %.1f | %.1fx |\n", cost.name.c_str(), object.size() / 1024.0,
+                native, orc, orc / native);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -120,5 +161,6 @@ int main(int argc, char** argv) {
     std::cout << row << std::flush;
   }
   std::filesystem::remove_all(root);
+  loader_table(repeats);
   return 0;
 }
