@@ -125,8 +125,8 @@ CacheKey make_cache_key(const ir::Trace& traced, KernelMode mode, const CompileO
   p.emplace_back("options", "vector_width=" + std::to_string(options.vector_width) +
                                 " fma_contraction=" + on_off(options.fma_contraction) +
                                 " vector_math=" + on_off(options.vector_math));
-  p.emplace_back("target_cpu", target.cpu);
-  p.emplace_back("target_features", target.features);
+  p.emplace_back("host_cpu", target.cpu);
+  p.emplace_back("host_cpuid", target.features);
   p.emplace_back("vector_width", std::to_string(target.vector_width));
   p.emplace_back("triple", target.triple);
   p.emplace_back("llvm_version", target.llvm_version);

@@ -12,8 +12,8 @@
 //   residuals        the residual dimension
 //   mode             residual, residual_jacobian, normal_equations (mode_name)
 //   options          the CompileOptions: vector_width=N fma_contraction=on|off vector_math=on|off
-//   target_cpu       host_target(options).cpu
-//   target_features  host_target(options).features
+//   host_cpu         host_target(options).cpu: vendor, family, model, stepping
+//   host_cpuid       host_target(options).features: the CPUID fingerprint (host_cpu.h)
 //   vector_width     host_target(options).vector_width (the resolved SIMD width)
 //   triple           host_target(options).triple
 //   llvm_version     host_target(options).llvm_version

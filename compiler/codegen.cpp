@@ -42,6 +42,7 @@
 // one body rather than a vector body and a scalar tail, no IR pass runs and code generation
 // is at CodeGenOptLevel::Less. Measurements are at optimize() below.
 #include "lsjit/compiler/codegen.h"
+#include "lsjit/compiler/host_cpu.h"
 
 #include <algorithm>
 #include <array>
@@ -139,17 +140,6 @@ const Host& host() {
     return h;
   }();
   return h;
-}
-
-uint32_t resolve_width(uint32_t requested) {
-  if (requested == 0) {
-    const Host& h = host();
-    return h.avx512f ? 8 : h.avx2 ? 4 : 2;
-  }
-  if (requested > 16 || (requested & (requested - 1)) != 0)
-    fail("vector_width must be 0 (host best), 1, 2, 4, 8 or 16, not " +
-         std::to_string(requested));
-  return requested;
 }
 
 // glibc's libmvec, loaded once into the process (jit.cpp loads the same library and
@@ -1310,6 +1300,12 @@ Prepared lower_module(const ir::Trace& mode_graph, const KernelLayout& layout,
   if (symbol.empty()) fail("the kernel symbol name is empty");
   Prepared p;
   p.target = host_target(options);
+  // The key's target comes from the build's configuration and CPUID (host_cpu.h); the code
+  // from this LLVM. They must describe the same thing.
+  if (p.target.llvm_version != LLVM_VERSION_STRING || p.target.triple != host().triple)
+    fail("this LLVM is " + std::string(LLVM_VERSION_STRING) + " for " + host().triple +
+         ", but lsjit was configured with LLVM " + p.target.llvm_version + " for " +
+         p.target.triple);
   p.tm = &target_machine();
   p.ctx = std::make_unique<llvm::LLVMContext>();
   p.module = std::make_unique<llvm::Module>("lsjit." + symbol, *p.ctx);
@@ -1321,17 +1317,6 @@ Prepared lower_module(const ir::Trace& mode_graph, const KernelLayout& layout,
 }
 
 }  // namespace
-
-TargetInfo host_target(const CompileOptions& options) {
-  const Host& h = host();
-  TargetInfo t;
-  t.triple = h.triple;
-  t.cpu = h.cpu;
-  t.features = h.features;
-  t.vector_width = resolve_width(options.vector_width);
-  t.llvm_version = LLVM_VERSION_STRING;
-  return t;
-}
 
 CompiledObject compile_kernel(const ir::Trace& mode_graph, const KernelLayout& layout,
                               const CompileOptions& options, const std::string& symbol) {

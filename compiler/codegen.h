@@ -27,14 +27,17 @@ struct CompileOptions {
   bool operator==(const CompileOptions&) const = default;
 };
 
-// The machine code is for. Part of the cache key.
+// The machine code is for. Part of the cache key. Computed without LLVM (host_cpu.h), so
+// that a process can find its kernels in the disk cache without loading libLLVM.
 struct TargetInfo {
-  std::string triple;
-  std::string cpu;       // e.g. znver3, skylake-avx512
-  std::string features;  // LLVM feature string, sorted, e.g. +avx,+avx2,+fma,...
+  std::string triple;         // LLVM's host triple, from the build's configuration
+  std::string cpu;            // HostCpu::name: "AuthenticAMD family 0x1a model 0x44 stepping 0"
+  std::string features;       // HostCpu::fingerprint: the CPUID words LLVM decides from
   uint32_t vector_width = 1;  // resolved from CompileOptions
-  std::string llvm_version;   // e.g. 19.1.7
+  std::string llvm_version;   // e.g. 19.1.7, from the build's configuration
 };
+// Defined in host_cpu.cpp. Throws lsjit::Error for a vector width that is not 0, 1, 2, 4,
+// 8 or 16.
 TargetInfo host_target(const CompileOptions& options);
 
 // Seconds spent in each stage of producing one kernel. trace_s and differentiate_s are

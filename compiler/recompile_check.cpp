@@ -63,8 +63,8 @@ std::string why_not_reproducible(const DiskEntry& entry, const CompileOptions& o
   const TargetInfo t = host_target(options);
   const std::pair<const char*, std::string> here[] = {
       {"triple", t.triple},
-      {"target_cpu", t.cpu},
-      {"target_features", t.features},
+      {"host_cpu", t.cpu},
+      {"host_cpuid", t.features},
       {"vector_width", std::to_string(t.vector_width)},
       {"llvm_version", t.llvm_version},
       {"ir_version", std::to_string(kCacheIrVersion)}};

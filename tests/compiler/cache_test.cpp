@@ -69,8 +69,8 @@ TEST_CASE("cache key: parts in the documented order / hashed in that order") {
   std::vector<std::string> names;
   for (const auto& [n, v] : k.parts) names.push_back(n);
   CHECK(names == std::vector<std::string>{"cost", "kind", "structural_hash", "vars", "data",
-                                          "residuals", "mode", "options", "target_cpu",
-                                          "target_features", "vector_width", "triple",
+                                          "residuals", "mode", "options", "host_cpu",
+                                          "host_cpuid", "vector_width", "triple",
                                           "llvm_version", "ir_version"});
   CHECK(k.part("cost") == "scaled");
   CHECK(k.part("kind") == "least_squares");
@@ -80,8 +80,8 @@ TEST_CASE("cache key: parts in the documented order / hashed in that order") {
   CHECK(k.part("residuals") == "2");
   CHECK(k.part("mode") == "residual");
   CHECK(k.part("options") == "vector_width=0 fma_contraction=on vector_math=on");
-  CHECK(k.part("target_cpu") == "znver3");
-  CHECK(k.part("target_features") == "+avx,+avx2,+fma");
+  CHECK(k.part("host_cpu") == "znver3");
+  CHECK(k.part("host_cpuid") == "+avx,+avx2,+fma");
   CHECK(k.part("vector_width") == "4");
   CHECK(k.part("triple") == "x86_64-unknown-linux-gnu");
   CHECK(k.part("llvm_version") == "19.1.7");
@@ -157,11 +157,11 @@ TEST_CASE("cache key: each static part changes the key / and diff_keys names it"
   // target.
   TargetInfo cpu = fake_target();
   cpu.cpu = "skylake-avx512";
-  CHECK(differing_parts(k, key_of(t, KernelMode::ResidualJacobian, {}, cpu)) == V{"target_cpu"});
+  CHECK(differing_parts(k, key_of(t, KernelMode::ResidualJacobian, {}, cpu)) == V{"host_cpu"});
   TargetInfo feat = fake_target();
   feat.features = "+avx";
   CHECK(differing_parts(k, key_of(t, KernelMode::ResidualJacobian, {}, feat)) ==
-        V{"target_features"});
+        V{"host_cpuid"});
   CHECK(differing_parts(k, key_of(t, KernelMode::ResidualJacobian, {}, fake_target(8))) ==
         V{"vector_width"});
   TargetInfo triple = fake_target();

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "lsjit/compiler/codegen.h"
+#include "lsjit/compiler/host_cpu.h"
 #include "lsjit/compiler/jit.h"
 #include "lsjit/compiler/kernel.h"
 #include "lsjit/ir/differentiate.h"
@@ -634,17 +635,19 @@ TEST_CASE("host_target and kernel_text") {
   CHECK(!t.cpu.empty());
   CHECK(t.llvm_version.rfind("19.", 0) == 0);
   CHECK((t.vector_width == 2 || t.vector_width == 4 || t.vector_width == 8));
-  const bool avx2 = ("," + t.features + ",").find(",+avx2,") != std::string::npos;
-  const bool avx512 = ("," + t.features + ",").find(",+avx512f,") != std::string::npos;
-  CHECK(t.vector_width == (avx512 ? 8u : avx2 ? 4u : 2u));
-  std::vector<std::string> features;
-  std::stringstream ss(t.features);
-  for (std::string f; std::getline(ss, f, ',');) {
-    CHECK(f.size() > 1);
-    CHECK(f[0] == '+');
-    features.push_back(f);
-  }
-  CHECK(std::is_sorted(features.begin(), features.end()));
+  // The CPUID fingerprint (host_cpu.h) against the compiler's own detection.
+  const lsjit::compiler::HostCpu& h = lsjit::compiler::host_cpu();
+  CHECK(t.cpu == h.name);
+  CHECK(t.features == h.fingerprint);
+#if defined(__x86_64__)
+  CHECK(h.fingerprint.size() == 38 * 9 - 1);  // 38 words of 8 hex digits and commas
+  CHECK(h.avx == bool(__builtin_cpu_supports("avx")));
+  CHECK(h.avx2 == bool(__builtin_cpu_supports("avx2")));
+  CHECK(h.avx512f == bool(__builtin_cpu_supports("avx512f")));
+  CHECK(h.name.find(__builtin_cpu_is("amd") ? "AuthenticAMD" : "") != std::string::npos);
+#endif
+  CHECK(t.vector_width == (h.avx512f ? 8u : h.avx2 ? 4u : 2u));
+  CHECK(lsjit::compiler::host_target({}).features == t.features);  // the same every call
   CompileOptions scalar;
   scalar.vector_width = 1;
   CHECK(lsjit::compiler::host_target(scalar).vector_width == 1);
@@ -658,7 +661,9 @@ TEST_CASE("host_target and kernel_text") {
   CHECK(opt.find("define void @text_kernel(") != std::string::npos);
   const std::string asm_text = lsjit::compiler::kernel_text(g, layout, {}, "text_kernel", TextStage::Asm);
   CHECK(asm_text.find("text_kernel:") != std::string::npos);
-  if (avx2) {
+  // The width host_cpu chose is what LLVM compiles for: 512-bit registers with AVX-512F.
+  CHECK((asm_text.find("zmm") != std::string::npos) == h.avx512f);
+  if (h.avx2) {
     CompileOptions o;
     o.vector_width = 4;
     CHECK(lsjit::compiler::kernel_text(g, layout, o, "k", TextStage::Llvm).find("_ZGVdN4v_sin") !=

@@ -58,7 +58,7 @@ TEST_CASE("recompile check: entries for another target or version are skipped - 
           "malformed key parts throw") {
   TempDir dir("recompile_skip");
   const DiskEntry good = real_entry(dir, trace_scaled(2.0), KernelMode::ResidualJacobian);
-  for (const char* part : {"target_cpu", "triple", "llvm_version", "ir_version", "target_features"}) {
+  for (const char* part : {"host_cpu", "triple", "llvm_version", "ir_version", "host_cpuid"}) {
     CAPTURE(part);
     DiskEntry e = good;
     set_part(e, part, "elsewhere");

@@ -1,0 +1,42 @@
+// The host's identity for the kernel cache, read from CPUID without LLVM.
+//
+// Why: a cache key names the machine its code was compiled for. Asking LLVM for the host
+// CPU name and features meant loading and initializing libLLVM (tens of megabytes, tens of
+// milliseconds) in every process, also in one whose kernels all come from the disk cache.
+// LLVM's x86 host detection (llvm/lib/TargetParser/Host.cpp, LLVM 19) is a pure function of
+// a few CPUID leaves and XCR0, so keying on those words keys on everything LLVM would
+// decide from them: two hosts with the same fingerprint get the same code from the same
+// LLVM (whose version is a key part of its own).
+//
+// The fingerprint is the hex of, in this order: leaf 0 (max leaf, vendor), leaf 1 EAX ECX
+// EDX and EBX bits 0-15 (not the APIC id and thread count, which differ between cores),
+// leaf 7 subleaves 0 and 1, leaf 0xD subleaf 1, leaves 0x14, 0x19 and 0x24 (subleaf 0),
+// leaf 0x80000000 EAX, 0x80000001 ECX EDX, 0x80000008 EBX, and XCR0 (xgetbv 0) when the OS
+// enables XSAVE; a leaf past the CPU's maximum reads as zeros. A newer LLVM that reads more
+// leaves comes with a new llvm_version part, which is the moment to extend this list.
+//
+// On a host that is not x86-64 the fingerprint is empty and the widths are the generic
+// ones; codegen then keys on LLVM's own description.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace lsjit::compiler {
+
+struct HostCpu {
+  std::string name;         // "AuthenticAMD family 0x1a model 0x44 stepping 0"
+  std::string fingerprint;  // the CPUID words above, as hex, comma separated
+  // Usable (by the CPU and enabled by the OS in XCR0) instruction sets.
+  bool avx = false, avx2 = false, avx512f = false;
+};
+
+// Computed once, thread safe.
+const HostCpu& host_cpu();
+
+// The SIMD width CompileOptions::vector_width means on this host: 0 picks the best (8
+// with AVX-512F, 4 with AVX2, 2 otherwise); 1, 2, 4, 8 and 16 are taken as they are.
+// Throws lsjit::Error for anything else.
+uint32_t resolve_vector_width(uint32_t requested);
+
+}  // namespace lsjit::compiler
