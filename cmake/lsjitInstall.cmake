@@ -2,6 +2,8 @@
 #   include/lsjit/...               lsjit.h and the headers of ir/, compiler/ and runtime/
 #   lib/liblsjit_*.a                the three static libraries
 #   bin/lsjit                       the CLI
+#   lib/lsjit/liblsjit_llvm.so      the LLVM compiler module, loaded on the first compile
+#                                   (compiler/llvm_backend.h)
 #   lib/cmake/lsjit/                lsjitConfig.cmake, its version file, the exported targets
 # Included by the top-level CMakeLists.txt once every installed target exists.
 include(GNUInstallDirs)
@@ -32,6 +34,11 @@ install(TARGETS lsjit_compiler lsjit_runtime lsjit lsjit_cli EXPORT lsjitTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(EXPORT lsjitTargets NAMESPACE lsjit:: DESTINATION ${LSJIT_CMAKE_INSTALL_DIR})
+# Not exported: programs never link it. The installed lsjit finds it beside itself
+# (bin/../lib/lsjit), and a program built with find_package(lsjit) through the source the
+# config adds (lsjitConfig.cmake.in).
+set_target_properties(lsjit_llvm PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+install(TARGETS lsjit_llvm LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/lsjit)
 
 # The config re-finds the static libraries' private dependencies, hinted at the
 # directories this build used (lsjitConfig.cmake.in says why).

@@ -65,7 +65,11 @@ if(NOT lsjit_dir STREQUAL "lsjit_DIR:PATH=${prefix}/${LIBDIR}/cmake/lsjit")
   message(FATAL_ERROR "the consumer found lsjit elsewhere than the prefix: ${lsjit_dir}")
 endif()
 run(${CMAKE_COMMAND} --build ${consumer_build})
-run(${consumer_build}/fit_circle)
+# With an empty kernel cache the consumer compiles, through the installed LLVM module.
+if(NOT EXISTS ${prefix}/${LIBDIR}/lsjit/liblsjit_llvm.so)
+  message(FATAL_ERROR "the LLVM compiler module was not installed in ${prefix}/${LIBDIR}/lsjit")
+endif()
+run(${CMAKE_COMMAND} -E env LSJIT_CACHE_DIR=${WORK_DIR}/kernel-cache ${consumer_build}/fit_circle)
 
 # The installed CLI runs from the prefix (libLLVM, OpenBLAS and, in builds with
 # LSJIT_WITH_CHOLMOD, CHOLMOD found at run time).

@@ -313,3 +313,23 @@ TEST_CASE("lsjit solve --repair-information: a bad mode, or a BAL file, is a usa
   CHECK(run("solve " + bal.string() + " --repair-information none --json").exit_code == 0);
   CHECK(run("solve --help").out.find("--repair-information none|block-diagonal|nearest-pd") != std::string::npos);
 }
+
+// Issue 20: a process whose kernels are all in the disk cache never loads libLLVM; one
+// that compiles does (through liblsjit_llvm.so, compiler/llvm_backend.h). The loader's
+// trace (LD_DEBUG=files) lists every object it maps, dependencies of dlopen'ed ones too.
+TEST_CASE("a warm lsjit solve maps no libLLVM, a cold one loads it to compile") {
+  const fs::path file = generated("warm_no_llvm", 3);
+  const fs::path cache = file.parent_path() / "kernel-cache";
+  const std::string env = "LSJIT_CACHE_DIR=" + cache.string() + " LD_DEBUG=files";
+  const Run cold = run("solve " + file.string(), env);
+  CAPTURE(cold.out);
+  REQUIRE(cold.exit_code == 0);
+  CHECK(cold.out.find("libLLVM") != std::string::npos);
+  const Run warm = run("solve " + file.string(), env);
+  CAPTURE(warm.out);
+  REQUIRE(warm.exit_code == 0);
+  CHECK(warm.out.find("2 hits, 0 misses") != std::string::npos);
+  CHECK(warm.out.find("libLLVM") == std::string::npos);
+  const Run help = run("--help", "LD_DEBUG=files");
+  CHECK(help.out.find("libLLVM") == std::string::npos);
+}
