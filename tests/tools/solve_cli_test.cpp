@@ -333,3 +333,18 @@ TEST_CASE("a warm lsjit solve maps no libLLVM, a cold one loads it to compile") 
   const Run help = run("--help", "LD_DEBUG=files");
   CHECK(help.out.find("libLLVM") == std::string::npos);
 }
+
+// Issue 19, item 21 (README, "License"): the default build's CLI links no GPL code. CHOLMOD
+// is the one GPL library lsjit can link, and only with -DLSJIT_WITH_CHOLMOD=ON. The
+// loader's trace lists every object mapped at start-up (every DT_NEEDED, transitively).
+TEST_CASE("the default build's lsjit maps no CHOLMOD (no GPL code)") {
+  if (LSJIT_TEST_WITH_CHOLMOD) {
+    MESSAGE("skipped: this build links CHOLMOD (-DLSJIT_WITH_CHOLMOD=ON)");
+    return;
+  }
+  const Run help = run("--help", "LD_DEBUG=files");
+  CAPTURE(help.out);
+  REQUIRE(help.exit_code == 0);
+  CHECK(help.out.find("libsodium") != std::string::npos);  // the trace does list libraries
+  CHECK(help.out.find("cholmod") == std::string::npos);
+}
