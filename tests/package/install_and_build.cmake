@@ -59,7 +59,18 @@ endif()
 if(LAUNCHER)
   list(APPEND configure -DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER})
 endif()
-run(${configure})
+# find_package(lsjit) must be quiet (issue 19, item 18): no "Could NOT find" lines from
+# dependencies a program does not need (LLVM's LibEdit, zstd, CURL, ... when the config
+# still looked for LLVM).
+execute_process(COMMAND ${configure} COMMAND_ECHO STDOUT RESULT_VARIABLE status
+                OUTPUT_VARIABLE configure_out ERROR_VARIABLE configure_out)
+message("${configure_out}")
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "failed (${status}): configuring the consumer")
+endif()
+if(configure_out MATCHES "Could NOT find|CMake Warning")
+  message(FATAL_ERROR "find_package(lsjit) is not quiet: the consumer's configure printed\n${configure_out}")
+endif()
 file(STRINGS ${consumer_build}/CMakeCache.txt lsjit_dir REGEX "^lsjit_DIR:")
 if(NOT lsjit_dir STREQUAL "lsjit_DIR:PATH=${prefix}/${LIBDIR}/cmake/lsjit")
   message(FATAL_ERROR "the consumer found lsjit elsewhere than the prefix: ${lsjit_dir}")
