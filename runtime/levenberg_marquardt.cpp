@@ -251,9 +251,13 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
     linear_options.max_cg_iterations = options.max_linear_iterations;
     linear_options.cg_relative_tolerance = options.linear_relative_tolerance;
     linear_options.num_threads = options.num_threads;
+    linear_options.mixed_precision = options.mixed_precision;
+    linear_options.max_num_refinement_iterations = options.max_num_refinement_iterations;
     const linear::LinearSolveSummary ls =
         solver.solve(H, shift.data(), rhs.data(), step_scaled.data(), linear_options);
     summary.linear_solver_s += ls.seconds;
+    summary.mixed_precision_solves += ls.mixed_precision;
+    summary.mixed_precision_fallbacks += ls.mixed_precision_fallback;
     it.linear_iterations = ls.iterations;
 
     bool accepted = false;

@@ -153,6 +153,9 @@ std::string SolveSummary::report() const {
   out << "Evaluations\n";
   row("  Cost alone", std::to_string(residual_evaluations));
   row("  Normal equations", std::to_string(normal_evaluations));
+  if (mixed_precision_solves + mixed_precision_fallbacks > 0)
+    row("Mixed-precision solves", std::to_string(mixed_precision_solves) + " (" +
+                                      std::to_string(mixed_precision_fallbacks) + " fell back to double)");
   if (!outer_iterations.empty()) {
     out << "\nConstraints (augmented Lagrangian):\n";
     row("  Outer iterations", std::to_string(outer_iterations.size()));
@@ -191,6 +194,8 @@ std::string SolveSummary::json() const {
       << ", \"unsuccessful_steps\": " << unsuccessful_steps
       << ", \"residual_evaluations\": " << residual_evaluations
       << ", \"normal_evaluations\": " << normal_evaluations
+      << ", \"mixed_precision_solves\": " << mixed_precision_solves
+      << ", \"mixed_precision_fallbacks\": " << mixed_precision_fallbacks
       << ", \"termination\": " << json_string(termination_name(termination))
       << ", \"converged\": " << (converged(termination) ? "true" : "false")
       << ", \"message\": " << json_string(message) << ", \"trace_s\": " << json_number(trace_s)

@@ -17,6 +17,14 @@
 
 namespace lsjit {
 
+// When SparseCholesky (the supernodal one) factors in single precision and refines in
+// double (linear/supernodal_cholesky.h): Never; Automatic, where its symbolic analysis
+// predicts that the float factorization saves more than the refinement costs (at least
+// SupernodalCholesky::kMixedPrecisionMinFlopsPerEntry flops per stored entry of the
+// factor); Always (Ceres' use_mixed_precision_solves = true). Either way a solve whose
+// refinement stalls falls back to double.
+enum class MixedPrecision { Never, Automatic, Always };
+
 enum class LinearSolver {
   // The default: chosen from the analyzed structure at solve(), and reported with the
   // reason in SolveSummary::linear_solver / linear_solver_reason:
@@ -140,6 +148,18 @@ struct SolverOptions {
   int max_linear_iterations = 500;
   double linear_relative_tolerance = 1e-6;
 
+  // SparseCholesky (lsjit's supernodal one, also when Auto picks it): factor each step's
+  // system in single precision and refine the solution in double to a relative residual
+  // of 1e-10, falling back to a double factorization for a step whose refinement stalls
+  // (or whose float factorization meets a non-positive pivot), and for the rest of the
+  // solve after two such steps in a row (linear/supernodal_cholesky.h). Automatic does so
+  // where the factor's symbolic analysis predicts a gain (large factors: sphere2500, not
+  // M3500; Ceres' default is off); Never keeps double; Always is Ceres'
+  // use_mixed_precision_solves = true. At
+  // most max_num_refinement_iterations (>= 1, Ceres' name) refinement steps per solve.
+  MixedPrecision mixed_precision = MixedPrecision::Automatic;
+  int max_num_refinement_iterations = 10;
+
   // Evaluate the normal equations (cost, gradient, Gauss-Newton matrix) at each trial point
   // rather than its cost alone, while steps are being accepted: an accepted step then needs
   // no second evaluation at its point (Ceres evaluates the cost, then the Jacobian after
@@ -212,6 +232,10 @@ struct SolveSummary {
   int unsuccessful_steps = 0;
   int residual_evaluations = 0;  // cost alone (trial points; see speculative_evaluation)
   int normal_evaluations = 0;    // cost, gradient and Gauss-Newton matrix
+  // Linear solves done in mixed precision (SolverOptions::mixed_precision), and those that
+  // fell back to a double factorization.
+  int mixed_precision_solves = 0;
+  int mixed_precision_fallbacks = 0;
   Termination termination = Termination::Failure;
   std::string message;           // why it stopped, in words
 

@@ -66,6 +66,7 @@ const Rule kRules[] = {
     {"max_direct_factorization_flops", [](const SolverOptions& o) { return o.max_direct_factorization_flops; }, {0, kInf}},
     {"max_linear_iterations", [](const SolverOptions& o) { return o.max_linear_iterations; }, kPositiveCount},
     {"linear_relative_tolerance", [](const SolverOptions& o) { return o.linear_relative_tolerance; }, {0, 1}},
+    {"max_num_refinement_iterations", [](const SolverOptions& o) { return o.max_num_refinement_iterations; }, kPositiveCount},
     {"num_threads", [](const SolverOptions& o) { return o.num_threads; }, {0, kMaxThreads, false, true}},
     {"constraints.initial_penalty", [](const SolverOptions& o) { return o.constraints.initial_penalty; }, kPositiveFinite},
     {"constraints.penalty_factor", [](const SolverOptions& o) { return o.constraints.penalty_factor; }, {1, 1.7976931348623157e308}},

@@ -37,11 +37,14 @@
 #include <string_view>
 
 #include "lsjit/runtime/linear/block_sparse.h"
+#include "lsjit/runtime/solver_options.h"
 
 namespace lsjit::linear {
 
 // Runtime parameters: read on every solve(), so they may change between calls without
 // rebuilding anything. Solvers ignore the ones that are not theirs.
+using lsjit::MixedPrecision;  // solver_options.h
+
 struct LinearSolverOptions {
   // ConjugateGradient: stop when ‖b − (A + diag(shift)) x‖₂ <= cg_relative_tolerance·‖b‖₂
   // (the residual as the CG recurrence tracks it), or after max_cg_iterations iterations.
@@ -54,14 +57,23 @@ struct LinearSolverOptions {
   // means one per hardware thread, < 0 makes solve() fail. Results do not depend on it (bit
   // for bit). The other solvers run on the calling thread.
   int num_threads = 1;
+  // SparseCholesky (the supernodal one): whether to factor in float and refine in double
+  // (above), and at most how many refinement steps (>= 1; Ceres' name) before falling back
+  // to double. The other solvers ignore both.
+  MixedPrecision mixed_precision = MixedPrecision::Never;
+  int max_num_refinement_iterations = 10;
 };
 
 struct LinearSolveSummary {
   bool ok = false;               // x holds the solution (CG: the last iterate, see converged)
   std::string message;           // why not ok; for CG also why it stopped unconverged
-  int iterations = 0;            // CG iterations; 1 for a direct solve
+  int iterations = 0;            // CG iterations; 1 for a direct solve; refinement steps of
+                                 // a mixed-precision one
   bool converged = false;        // direct: == ok; CG: reached its tolerance
-  double relative_residual = 0;  // CG: ‖b − (A + diag(shift)) x‖/‖b‖ (recurrence); direct: 0
+  double relative_residual = 0;  // CG: ‖b − (A + diag(shift)) x‖/‖b‖ (recurrence); mixed
+                                 // precision: the same, computed; direct: 0
+  bool mixed_precision = false;  // solved by a float factor and refinement in double
+  bool mixed_precision_fallback = false;  // a mixed-precision solve fell back to double
   // ok, and x is a factorization's solution: (A + diag(shift)) x = b holds to rounding, so
   // callers may use the identity xᵀA x = bᵀx − Σ shift_i x_i² instead of forming A x (the
   // Levenberg–Marquardt model decrease does). False for CG and iterative Schur.

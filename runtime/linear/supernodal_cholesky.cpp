@@ -1,10 +1,12 @@
 #include "lsjit/runtime/linear/supernodal_cholesky.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <thread>
 
 #include "lsjit/ir/error.h"
+#include "lsjit/runtime/linear/pcg.h"
 #include "lsjit/runtime/linear/supernodal_kernels.h"
 
 namespace lsjit::linear {
@@ -29,7 +31,7 @@ SupernodalCholesky::SupernodalCholesky(std::shared_ptr<const BlockPattern> patte
     : LinearSolver(std::move(pattern)),
       shared_analysis_(std::make_shared<const SupernodalAnalysis>(analyze_supernodal(*pattern_, ordering))),
       analysis_(*shared_analysis_) {
-  allocate();
+  make_split();
 }
 
 namespace {
@@ -50,52 +52,69 @@ SupernodalCholesky::SupernodalCholesky(std::shared_ptr<const BlockPattern> patte
                 std::to_string(analysis_.block_target.size()) + " stored blocks; the pattern has " +
                 std::to_string(pattern_->dim()) + " and " +
                 std::to_string(pattern_->num_stored_blocks()) + ")");
-  allocate();
+  make_split();
 }
 
-void SupernodalCholesky::allocate() {
+template <>
+SupernodalCholesky::Factor<double>& SupernodalCholesky::factor_of<double>() {
+  return double_;
+}
+template <>
+SupernodalCholesky::Factor<float>& SupernodalCholesky::factor_of<float>() {
+  return single_;
+}
+
+// The structure's part (the split) is made by the constructors, the numbers' part here.
+void SupernodalCholesky::make_split() {
   supernodal::init_blas();
-  // The padding: below_product's loops read up to kProductRowPad - 1 doubles past a column.
-  panels_.assign(analysis_.panel_offset.back() + supernodal::kProductRowPad, 0.0);
-  const int64_t ldw = supernodal::product_leading_dimension(analysis_.max_below_rows);
-  workspace_.assign(ldw * ldw, 0.0);
-  permuted_.assign(pattern_->dim(), 0.0);
-  gathered_.assign(analysis_.max_rows, 0.0);
   auto split = std::make_unique<SupernodalSplit>(split_supernodal_tree(analysis_));
   if (split->predicted_speedup >= kMinSplitSpeedup &&
-      split->private_size <= static_cast<int64_t>(panels_.size()) / 2) {
-    private_top_.assign(split->private_size, 0.0);
+      split->private_size <= (analysis_.panel_offset.back() + supernodal::kProductRowPad) / 2)
     split_ = std::move(split);
-  }
   analyses_ = 1;
 }
 
+template <class T>
+void SupernodalCholesky::allocate() {
+  Factor<T>& f = factor_of<T>();
+  if (!f.panels.empty()) return;
+  f.panels.assign(analysis_.panel_offset.back() + supernodal::kProductRowPad, T{0});
+  const int64_t ldw = supernodal::product_leading_dimension(analysis_.max_below_rows);
+  f.workspace.assign(ldw * ldw, T{0});
+  f.permuted.assign(pattern_->dim(), T{0});
+  f.gathered.assign(analysis_.max_rows, T{0});
+  if (split_) f.private_top.assign(split_->private_size, T{0});
+}
+
+template <class T>
 void SupernodalCholesky::scatter(const BlockSparseSymmetric& A, const double* shift) {
   const BlockPattern& p = *pattern_;
   const double* values = A.values().data();
-  double* panels = panels_.data();
-  std::fill(panels_.begin(), panels_.end(), 0.0);
+  Factor<T>& f = factor_of<T>();
+  T* panels = f.panels.data();
+  std::fill(f.panels.begin(), f.panels.end(), T{0});
   for (int i = 0; i < p.num_blocks(); ++i) {
     const int ri = p.block_size(i);
     for (int64_t k = p.row_begin(i); k < p.row_end(i); ++k) {
       const int cj = p.block_size(p.col(k));
       const double* block = values + p.offset(k);
       const SupernodalAnalysis::BlockTarget& t = analysis_.block_target[k];
-      double* dst = panels + t.offset;
+      T* dst = panels + t.offset;
       switch (t.placement) {
         case SupernodalAnalysis::Placement::Diagonal:  // upper (a <= b) → L's lower (b, a)
           for (int a = 0; a < ri; ++a)
-            for (int b = a; b < cj; ++b) dst[a * t.ld + b] = block[a * cj + b];
-          if (shift != nullptr)
-            for (int a = 0; a < ri; ++a) dst[a * t.ld + a] += shift[p.scalar_offset(i) + a];
+            for (int b = a; b < cj; ++b) dst[a * t.ld + b] = static_cast<T>(block[a * cj + b]);
+          if (shift != nullptr)  // added in double, then rounded once
+            for (int a = 0; a < ri; ++a)
+              dst[a * t.ld + a] = static_cast<T>(block[a * cj + a] + shift[p.scalar_offset(i) + a]);
           break;
         case SupernodalAnalysis::Placement::Direct:
           for (int a = 0; a < ri; ++a)
-            for (int b = 0; b < cj; ++b) dst[a * t.ld + b] = block[a * cj + b];
+            for (int b = 0; b < cj; ++b) dst[a * t.ld + b] = static_cast<T>(block[a * cj + b]);
           break;
         case SupernodalAnalysis::Placement::Transposed:
           for (int a = 0; a < ri; ++a)
-            for (int b = 0; b < cj; ++b) dst[b * t.ld + a] = block[a * cj + b];
+            for (int b = 0; b < cj; ++b) dst[b * t.ld + a] = static_cast<T>(block[a * cj + b]);
           break;
       }
     }
@@ -103,29 +122,31 @@ void SupernodalCholesky::scatter(const BlockSparseSymmetric& A, const double* sh
 }
 
 // Subtracts the workspace's L_b L_bᵀ (below x below, lower) from the ancestors' panels.
-void SupernodalCholesky::update_ancestors(int s, int64_t below, const double* W,
-                                          double* private_top) {
+template <class T>
+void SupernodalCholesky::update_ancestors(int s, int64_t below, const T* W, T* private_top) {
   const SupernodalAnalysis& a = analysis_;
   const int64_t columns = a.column_begin[s + 1] - a.column_begin[s];
   const int64_t* rows = a.row_index.data() + a.row_begin[s] + columns;
   const int64_t ldw = supernodal::product_leading_dimension(below);
+  T* panels = factor_of<T>().panels.data();
   for (int64_t u = a.update_begin[s]; u < a.update_begin[s + 1]; ++u) {
     const SupernodalAnalysis::Update& update = a.updates[u];
     const int t = update.target;
-    double* target = private_top != nullptr && split_->private_offset[t] >= 0
-                         ? private_top + split_->private_offset[t]
-                         : panels_.data() + a.panel_offset[t];
+    T* target = private_top != nullptr && split_->private_offset[t] >= 0
+                    ? private_top + split_->private_offset[t]
+                    : panels + a.panel_offset[t];
     supernodal::subtract_update(W, ldw, update.first, update.last, rows, a.column_begin[t], target,
                                 a.row_begin[t + 1] - a.row_begin[t], a.runs.data() + update.run_begin,
                                 update.run_end - update.run_begin);
   }
 }
 
-int64_t SupernodalCholesky::factor_supernode(int s, double* W, double* private_top) {
+template <class T>
+int64_t SupernodalCholesky::factor_supernode(int s, T* W, T* private_top) {
   const SupernodalAnalysis& a = analysis_;
   const int64_t n = a.column_begin[s + 1] - a.column_begin[s];
   const int64_t ld = a.row_begin[s + 1] - a.row_begin[s], below = ld - n;
-  double* panel = panels_.data() + a.panel_offset[s];
+  T* panel = factor_of<T>().panels.data() + a.panel_offset[s];
   if (const int64_t bad = supernodal::factor_diagonal(panel, n, ld); bad >= 0)
     return a.column_begin[s] + bad;
   if (below == 0) return -1;
@@ -135,58 +156,64 @@ int64_t SupernodalCholesky::factor_supernode(int s, double* W, double* private_t
   return -1;
 }
 
+template <class T>
 int64_t SupernodalCholesky::factor(const BlockSparseSymmetric& A, const double* shift, int threads) {
-  scatter(A, shift);
-  if (split_) return factor_split(threads);
+  allocate<T>();
+  scatter<T>(A, shift);
+  if (split_) return factor_split<T>(threads);
+  T* W = factor_of<T>().workspace.data();
   for (int s = 0; s < analysis_.num_supernodes(); ++s)
-    if (const int64_t bad = factor_supernode(s, workspace_.data(), nullptr); bad >= 0) return bad;
+    if (const int64_t bad = factor_supernode<T>(s, W, nullptr); bad >= 0) return bad;
   return -1;
 }
 
 // A bin stops at its first bad pivot (a subtree reads only itself, so it is the same
 // pivot on any thread); bin 0's is reported before bin 1's, whatever ran first.
+template <class T>
 int64_t SupernodalCholesky::factor_split(int threads) {
   const SupernodalAnalysis& a = analysis_;
-  std::fill(private_top_.begin(), private_top_.end(), 0.0);
+  Factor<T>& f = factor_of<T>();
+  std::fill(f.private_top.begin(), f.private_top.end(), T{0});
   int64_t bad[2] = {-1, -1};
-  auto run_bin = [&](size_t bin, double* W) {
-    double* private_top = bin == 0 ? nullptr : private_top_.data();
+  auto run_bin = [&](size_t bin, T* W) {
+    T* private_top = bin == 0 ? nullptr : f.private_top.data();
     for (const auto& [first, last] : split_->ranges[bin])
       for (int s = first; s <= last; ++s)
-        if ((bad[bin] = factor_supernode(s, W, private_top)) >= 0) return;
+        if ((bad[bin] = factor_supernode<T>(s, W, private_top)) >= 0) return;
   };
   if (threads >= 2) {
-    if (!pool_) {
-      second_workspace_.assign(workspace_.size(), 0.0);
-      pool_ = std::make_unique<detail::ThreadPool>(2);
-    }
-    pool_->run(2, [&](size_t bin) { run_bin(bin, bin == 0 ? workspace_.data() : second_workspace_.data()); });
+    if (!pool_) pool_ = std::make_unique<detail::ThreadPool>(2);
+    if (f.second_workspace.empty()) f.second_workspace.assign(f.workspace.size(), T{0});
+    pool_->run(2, [&](size_t bin) { run_bin(bin, bin == 0 ? f.workspace.data() : f.second_workspace.data()); });
   } else {
-    run_bin(0, workspace_.data());
-    if (bad[0] < 0) run_bin(1, workspace_.data());
+    run_bin(0, f.workspace.data());
+    if (bad[0] < 0) run_bin(1, f.workspace.data());
   }
   if (bad[0] >= 0) return bad[0];
   if (bad[1] >= 0) return bad[1];
   for (int t : split_->top) {  // bin 1's updates of the top, then the top itself
-    double* panel = panels_.data() + a.panel_offset[t];
-    const double* update = private_top_.data() + split_->private_offset[t];
+    T* panel = f.panels.data() + a.panel_offset[t];
+    const T* update = f.private_top.data() + split_->private_offset[t];
     for (int64_t k = 0; k < a.panel_offset[t + 1] - a.panel_offset[t]; ++k) panel[k] += update[k];
   }
   for (int t : split_->top)
-    if (const int64_t bad_top = factor_supernode(t, workspace_.data(), nullptr); bad_top >= 0) return bad_top;
+    if (const int64_t bad_top = factor_supernode<T>(t, f.workspace.data(), nullptr); bad_top >= 0)
+      return bad_top;
   return -1;
 }
 
-void SupernodalCholesky::substitute(double* y) {
+template <class T>
+void SupernodalCholesky::substitute(T* y) {
   const SupernodalAnalysis& a = analysis_;
-  double* g = gathered_.data();
+  Factor<T>& f = factor_of<T>();
+  T* g = f.gathered.data();
   // L y' = y: each supernode's own rows, then what they subtract from the rows below.
   for (int s = 0; s < a.num_supernodes(); ++s) {
     const int64_t n = a.column_begin[s + 1] - a.column_begin[s];
     const int64_t ld = a.row_begin[s + 1] - a.row_begin[s], below = ld - n;
-    const double* L = panels_.data() + a.panel_offset[s];
+    const T* L = f.panels.data() + a.panel_offset[s];
     const int64_t* rows = a.row_index.data() + a.row_begin[s] + n;
-    double* ys = y + a.column_begin[s];
+    T* ys = y + a.column_begin[s];
     for (int64_t c = 0; c < n; ++c) {
       ys[c] /= L[c * ld + c];
       for (int64_t r = c + 1; r < n; ++r) ys[r] -= L[c * ld + r] * ys[c];
@@ -198,17 +225,69 @@ void SupernodalCholesky::substitute(double* y) {
   for (int s = a.num_supernodes() - 1; s >= 0; --s) {
     const int64_t n = a.column_begin[s + 1] - a.column_begin[s];
     const int64_t ld = a.row_begin[s + 1] - a.row_begin[s], below = ld - n;
-    const double* L = panels_.data() + a.panel_offset[s];
+    const T* L = f.panels.data() + a.panel_offset[s];
     const int64_t* rows = a.row_index.data() + a.row_begin[s] + n;
-    double* ys = y + a.column_begin[s];
+    T* ys = y + a.column_begin[s];
     for (int64_t r = 0; r < below; ++r) g[r] = y[rows[r]];
     supernodal::below_multiply_transposed(L, n, below, ld, g, ys);
     for (int64_t c = n - 1; c >= 0; --c) {
-      double sum = ys[c];
+      T sum = ys[c];
       for (int64_t r = c + 1; r < n; ++r) sum -= L[c * ld + r] * ys[r];
       ys[c] = sum / L[c * ld + c];
     }
   }
+}
+
+template <class T>
+void SupernodalCholesky::solve_with_factor(const double* b, double* x) {
+  const int64_t n = pattern_->dim();
+  T* permuted = factor_of<T>().permuted.data();
+  for (int64_t k = 0; k < n; ++k) permuted[k] = static_cast<T>(b[analysis_.scalar_perm[k]]);
+  substitute<T>(permuted);
+  for (int64_t k = 0; k < n; ++k) x[analysis_.scalar_perm[k]] = permuted[k];
+}
+
+std::string SupernodalCholesky::not_positive_definite(int64_t bad_column, int* block) const {
+  const int64_t row = analysis_.scalar_perm[bad_column];  // back to A's numbering
+  *block = block_of(*pattern_, row);
+  // The wording of CholmodCholesky's message, so that callers' messages stay the same.
+  return "the matrix is not positive definite (supernodal Cholesky: non-positive pivot at "
+         "scalar row " + std::to_string(row) + ", block " + std::to_string(*block) + ")";
+}
+
+bool SupernodalCholesky::solve_mixed(const BlockSparseSymmetric& A, const double* shift,
+                                     const double* b, double* x, int threads, int max_refinements,
+                                     LinearSolveSummary& summary) {
+  // A float pivot that fails may be float's rounding alone: the double factor decides.
+  if (factor<float>(A, shift, threads) >= 0) return false;
+  const int64_t n = pattern_->dim();
+  residual_.resize(n);
+  correction_.resize(n);
+  double b_norm = 0;
+  for (int64_t k = 0; k < n; ++k) b_norm += b[k] * b[k];
+  b_norm = std::sqrt(b_norm);
+  std::fill(x, x + n, 0.0);
+  std::copy(b, b + n, residual_.begin());
+  double r_norm = b_norm;
+  for (int step = 1; step <= max_refinements; ++step) {
+    if (r_norm <= kMixedPrecisionTolerance * b_norm) break;
+    solve_with_factor<float>(residual_.data(), correction_.data());
+    for (int64_t k = 0; k < n; ++k) x[k] += correction_[k];
+    multiply_shifted(A, shift, x, residual_.data());  // r = b − (A + diag(shift)) x
+    double next = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      residual_[k] = b[k] - residual_[k];
+      next += residual_[k] * residual_[k];
+    }
+    next = std::sqrt(next);
+    summary.iterations = step;
+    if (!(next <= 0.5 * r_norm)) return false;  // stalled (or NaN): double decides
+    r_norm = next;
+  }
+  if (!(r_norm <= kMixedPrecisionTolerance * b_norm)) return false;
+  summary.ok = summary.converged = summary.mixed_precision = true;
+  summary.relative_residual = b_norm > 0 ? r_norm / b_norm : 0;
+  return true;
 }
 
 LinearSolveSummary SupernodalCholesky::solve_checked(const BlockSparseSymmetric& A,
@@ -218,22 +297,37 @@ LinearSolveSummary SupernodalCholesky::solve_checked(const BlockSparseSymmetric&
   ++factorizations_;
   const int threads = options.num_threads == 0 ? static_cast<int>(std::thread::hardware_concurrency())
                                                : options.num_threads;
-  if (const int64_t bad = factor(A, shift, threads); bad >= 0) {
-    const int64_t row = analysis_.scalar_perm[bad];  // back to A's numbering
-    summary.bad_block = block_of(*pattern_, row);
-    // The wording of CholmodCholesky's message, so that callers' messages stay the same.
-    summary.message = "the matrix is not positive definite (supernodal Cholesky: non-positive "
-                      "pivot at scalar row " + std::to_string(row) + ", block " +
-                      std::to_string(block_of(*pattern_, row)) + ")";
+  const bool mixed = options.mixed_precision == MixedPrecision::Always ||
+                     (options.mixed_precision == MixedPrecision::Automatic && mixed_precision_pays());
+  if (mixed && fallbacks_in_a_row_ < kMaxMixedPrecisionFallbacks) {
+    if (options.max_num_refinement_iterations < 1) {
+      summary.message = "max_num_refinement_iterations must be >= 1 for mixed-precision solves (it is " +
+                        std::to_string(options.max_num_refinement_iterations) + ")";
+      return summary;
+    }
+    if (solve_mixed(A, shift, b, x, threads, options.max_num_refinement_iterations, summary)) {
+      ++mixed_solves_;
+      fallbacks_in_a_row_ = 0;
+      return summary;
+    }
+    ++mixed_fallbacks_;
+    ++fallbacks_in_a_row_;
+    ++factorizations_;
+    summary = LinearSolveSummary{};
+    summary.mixed_precision_fallback = true;
+  }
+  if (const int64_t bad = factor<double>(A, shift, threads); bad >= 0) {
+    summary.message = not_positive_definite(bad, &summary.bad_block);
     return summary;
   }
-  const int64_t n = pattern_->dim();
-  for (int64_t k = 0; k < n; ++k) permuted_[k] = b[analysis_.scalar_perm[k]];
-  substitute(permuted_.data());
-  for (int64_t k = 0; k < n; ++k) x[analysis_.scalar_perm[k]] = permuted_[k];
+  solve_with_factor<double>(b, x);
   summary.ok = summary.converged = true;
   summary.iterations = 1;
   return summary;
 }
+
+// factorize() and solve_factored() (supernodal_factor_once.cpp) use the double ones.
+template int64_t SupernodalCholesky::factor<double>(const BlockSparseSymmetric&, const double*, int);
+template void SupernodalCholesky::solve_with_factor<double>(const double*, double*);
 
 }  // namespace lsjit::linear

@@ -1,10 +1,12 @@
 // lsjit's own supernodal sparse Cholesky: lsjit's SparseCholesky (make_linear_solver).
 //
 // The thesis is "specialize to the static structure": everything that depends on the
-// pattern only — ordering, elimination tree, supernodes, the panels' memory, where every
-// value of A goes, where every supernode's update goes — is computed once, in the
-// constructor (supernodal_analysis.h). solve() then only does arithmetic, into memory that
-// already exists: it allocates nothing (tests/runtime/linear_supernodal_alloc_test.cpp).
+// pattern only — ordering, elimination tree, supernodes, where every value of A goes,
+// where every supernode's update goes — is computed once, in the constructor
+// (supernodal_analysis.h), and the panels' memory on the first solve in each precision
+// (so that a solver that only ever factors in float never touches a double factor).
+// Every later solve only does arithmetic, into memory that already exists: it allocates
+// nothing (tests/runtime_alloc/linear_supernodal_alloc_test.cpp).
 //
 // solve():
 //   1. zero the panels; copy A's read values (diagonal blocks: their upper triangle) and the
@@ -25,6 +27,18 @@
 // (0: one per core) the two bins run at once. The arithmetic is the same either way, so
 // results are bit-identical whatever the thread count. The second workspace and the
 // threads are made on the first solve with more than one. Step 3 stays on one thread.
+//
+// Mixed precision (LinearSolverOptions::mixed_precision: Always, or Automatic where
+// mixed_precision_pays()): steps 1-2 in float, into a float factor of its own, then
+// iterative refinement in double:
+// x ← x + L⁻ᵀL⁻¹ r with r = b − (A + diag(shift)) x computed in double, until
+// ‖r‖₂ <= kMixedPrecisionTolerance·‖b‖₂. A float pivot that is not > 0, a step that does
+// not at least halve ‖r‖, or max_num_refinement_iterations steps without reaching the
+// tolerance fall back to the double factorization for that solve, and after
+// kMaxMixedPrecisionFallbacks such solves in a row the solver stays in double. The float
+// factor halves the bytes every step moves and doubles the lanes of every vector; each
+// refinement step costs a substitution and a product with A. Each factor is allocated on
+// its first use. The summary says which precision solved (LinearSolveSummary).
 //
 // OpenBLAS runs single-threaded (set once, process-wide): lsjit decides its threading.
 #pragma once
@@ -65,6 +79,24 @@ class SupernodalCholesky final : public LinearSolver {
   const SupernodalAnalysis& analysis() const { return analysis_; }
   const SupernodalSplit* split() const { return split_.get(); }  // null: not split
 
+  // Relative residual a mixed-precision solve refines to, and how many fallen-back solves
+  // in a row make the solver stay in double.
+  static constexpr double kMixedPrecisionTolerance = 1e-10;
+  static constexpr int kMaxMixedPrecisionFallbacks = 2;
+  // MixedPrecision::Automatic's rule. A refinement step costs about a substitution, ~4
+  // flops per stored entry of the factor, and two or three are needed; the float
+  // factorization saves about a third of its flops' time. Measured (lsjit_bench_linear
+  // --factor, docs/benchmarks.md): sphere2500 (207 flops per entry) 1.4x faster, an SE3
+  // graph with random loops (far more) 1.7x, M3500 (25) 1.2x slower.
+  static constexpr double kMixedPrecisionMinFlopsPerEntry = 100;
+  bool mixed_precision_pays() const {
+    return analysis_.factorization_flops >=
+           kMixedPrecisionMinFlopsPerEntry * static_cast<double>(analysis_.panel_offset.back());
+  }
+  // Solves done in mixed precision, and solves that fell back to double.
+  int64_t mixed_precision_solves() const { return mixed_solves_; }
+  int64_t mixed_precision_fallbacks() const { return mixed_fallbacks_; }
+
   // Factor once, solve many times: what a preconditioner needs (subgraph_cg.h), which
   // applies the same factor in every CG iteration. factorize() factors A + diag(shift)
   // (shift may be null) without solve()'s checks of A, shift and the pattern (the caller
@@ -80,34 +112,60 @@ class SupernodalCholesky final : public LinearSolver {
                                    const LinearSolverOptions& options) override;
 
  private:
-  // Steps 1 and 2; the permuted scalar column of the first bad pivot, or -1.
-  void allocate();  // the factor, the workspaces: once, by the constructors
+  // The numeric factor in one precision T (double, or float for mixed-precision solves):
+  // the panels (supernodal_analysis.h's layout, padded: below_product's loops read up to
+  // kProductRowPad - 1 scalars past a column), the update of one supernode (W,
+  // max_below_rows²), bin 1's updates of the top and its W (with a split), and the
+  // substitution's buffers. Huge-page backed, because first touching them a 4 KiB page at a
+  // time was a page fault each (sphere2500: 12.5 MB). Empty until allocate<T>().
+  template <class T>
+  struct Factor {
+    detail::BigVector<T> panels, workspace, private_top, second_workspace;
+    std::vector<T> permuted;  // dim(): the permuted right-hand side / solution
+    std::vector<T> gathered;  // max_rows: a supernode's rows of the solution
+  };
+
+  template <class T>
+  Factor<T>& factor_of();
+  void make_split();  // split_, when worth it (constructors)
+  template <class T>
+  void allocate();  // Factor<T>'s memory, once (a no-op after the first call)
+  // Steps 1 and 2 into Factor<T>; the permuted scalar column of the first bad pivot, or -1.
+  template <class T>
   int64_t factor(const BlockSparseSymmetric& A, const double* shift, int threads = 1);
   // One supernode's step 2, its update into W; updates of top supernodes go to
   // private_top (see supernodal_split.h) when it is not null. The permuted scalar column
   // of a bad pivot, or -1.
-  int64_t factor_supernode(int supernode, double* W, double* private_top);
+  template <class T>
+  int64_t factor_supernode(int supernode, T* W, T* private_top);
+  template <class T>
   int64_t factor_split(int threads);  // step 2 by the split, after scatter()
+  template <class T>
   void scatter(const BlockSparseSymmetric& A, const double* shift);
-  void update_ancestors(int supernode, int64_t below, const double* W, double* private_top);
-  void substitute(double* y);  // step 3 on the permuted right-hand side, in place
+  template <class T>
+  void update_ancestors(int supernode, int64_t below, const T* W, T* private_top);
+  template <class T>
+  void substitute(T* y);  // step 3 on the permuted right-hand side, in place
+  template <class T>
+  void solve_with_factor(const double* b, double* x);  // permute, substitute, permute back
+  // A mixed-precision solve into summary and x; false when it fell back (x is then
+  // undefined and the caller solves in double).
+  bool solve_mixed(const BlockSparseSymmetric& A, const double* shift, const double* b, double* x,
+                   int threads, int max_refinements, LinearSolveSummary& summary);
+  std::string not_positive_definite(int64_t bad_column, int* block) const;
 
   std::shared_ptr<const SupernodalAnalysis> shared_analysis_;  // never null
   const SupernodalAnalysis& analysis_;  // *shared_analysis_
-  // The factor (supernodal_analysis.h's layout) and the update of one supernode
-  // (max_below_rows²): huge-page backed, because first touching them a 4 KiB page at a
-  // time was a page fault each (sphere2500: 12.5 MB).
-  detail::BigVector<double> panels_;
-  detail::BigVector<double> workspace_;
-  std::vector<double> permuted_;   // dim(): the permuted right-hand side / solution
-  std::vector<double> gathered_;   // max_rows: a supernode's rows of the solution
+  Factor<double> double_;
+  Factor<float> single_;
+  std::vector<double> residual_, correction_;  // dim(): the refinement's r and L⁻ᵀL⁻¹r
+  int64_t mixed_solves_ = 0, mixed_fallbacks_ = 0;
+  int fallbacks_in_a_row_ = 0;
 
-  // The split (null: none is worth it), bin 1's updates of the top's panels, and what two
-  // threads need (made on the first solve that asks for them).
+  // The split (null: none is worth it) and the threads it runs on (made on the first solve
+  // that asks for two).
   std::unique_ptr<SupernodalSplit> split_;
-  detail::BigVector<double> private_top_;
   std::unique_ptr<detail::ThreadPool> pool_;
-  detail::BigVector<double> second_workspace_;  // bin 1's W
 };
 
 }  // namespace lsjit::linear

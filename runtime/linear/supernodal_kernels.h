@@ -1,8 +1,10 @@
 // Dense kernels of SupernodalCholesky on one supernode's panel (column-major, leading
-// dimension ld; see supernodal_analysis.h). The first three exist twice: OpenBLAS (for large
-// panels) and loops of our own (for the many small panels of pose graphs, where a BLAS call's
-// fixed cost dominates); the others are ours alone. Our loops are compiled per instruction
-// set (AVX-512, AVX2+FMA, generic) and chosen at run time.
+// dimension ld; see supernodal_analysis.h), in double or in float (T; the float ones serve
+// the mixed-precision solves, supernodal_cholesky.h). The first three exist twice: OpenBLAS
+// (d* or s* routines, for large panels) and loops of our own (for the many small panels of
+// pose graphs, where a BLAS call's fixed cost dominates); the others are ours alone. Our
+// loops are compiled per instruction set (AVX-512, AVX2+FMA, generic) and chosen at run
+// time; a float vector holds twice the lanes of a double one.
 //
 //   factor_diagonal:  the n x n diagonal block ← its lower Cholesky factor L11 (lower
 //                     triangle only read and written). Returns the first column whose pivot
@@ -11,7 +13,7 @@
 //   below_product:    W (m x m, leading dimension ldw = product_leading_dimension(m), lower
 //                     triangle) ← L_b L_bᵀ of the block below. Our loops keep tiles of W in
 //                     registers over the block's columns; they read up to kProductRowPad - 1
-//                     doubles past each column of the block (the arena is padded for it) and
+//                     scalars past each column of the block (the arena is padded for it) and
 //                     write W's rows and columns up to ldw.
 //   subtract_update:  one ancestor's share of W: the target panel's columns rows[w] -
 //                     column_begin (w in [first, last)) −= W's column w from row w down,
@@ -31,16 +33,20 @@ namespace lsjit::linear::supernodal {
 // Called once before any BLAS kernel: OpenBLAS single-threaded (lsjit does the threading).
 void init_blas();
 
-int64_t factor_diagonal(double* panel, int64_t n, int64_t ld);
-void solve_below(double* panel, int64_t n, int64_t m, int64_t ld);
+template <class T>
+int64_t factor_diagonal(T* panel, int64_t n, int64_t ld);
+template <class T>
+void solve_below(T* panel, int64_t n, int64_t m, int64_t ld);
 
 inline constexpr int64_t kProductRowPad = 16;
 inline int64_t product_leading_dimension(int64_t m) {
   return (m + kProductRowPad - 1) / kProductRowPad * kProductRowPad;
 }
-void below_product(const double* panel, int64_t n, int64_t m, int64_t ld, double* W, int64_t ldw);
-void subtract_update(const double* W, int64_t ldw, int64_t first, int64_t last,
-                     const int64_t* rows, int64_t column_begin, double* target, int64_t target_ld,
+template <class T>
+void below_product(const T* panel, int64_t n, int64_t m, int64_t ld, T* W, int64_t ldw);
+template <class T>
+void subtract_update(const T* W, int64_t ldw, int64_t first, int64_t last, const int64_t* rows,
+                     int64_t column_begin, T* target, int64_t target_ld,
                      const SupernodalAnalysis::RowRun* runs, int64_t num_runs);
 
 // The loops of our own, per instruction set (signatures as above, on the block below where
@@ -48,25 +54,28 @@ void subtract_update(const double* W, int64_t ldw, int64_t first, int64_t last,
 // the functions above use host_kernels(): AVX-512 where its units are 512 bits wide, else
 // AVX2+FMA where present, else generic.
 enum class Isa { Generic, Avx2, Avx512 };
-struct Kernels {
-  int64_t (*factor)(double* panel, int64_t n, int64_t ld);
-  void (*solve)(double* panel, int64_t n, int64_t m, int64_t ld);
-  void (*product)(const double* below, int64_t n, int64_t m, int64_t ld, double* W, int64_t ldw);
-  void (*subtract)(const double* W, int64_t ldw, int64_t first, int64_t last, const int64_t* rows,
-                   int64_t column_begin, double* target, int64_t target_ld,
+template <class T>
+struct KernelsOf {
+  int64_t (*factor)(T* panel, int64_t n, int64_t ld);
+  void (*solve)(T* panel, int64_t n, int64_t m, int64_t ld);
+  void (*product)(const T* below, int64_t n, int64_t m, int64_t ld, T* W, int64_t ldw);
+  void (*subtract)(const T* W, int64_t ldw, int64_t first, int64_t last, const int64_t* rows,
+                   int64_t column_begin, T* target, int64_t target_ld,
                    const SupernodalAnalysis::RowRun* runs, int64_t num_runs);
-  void (*multiply)(const double* below, int64_t n, int64_t m, int64_t ld, const double* y,
-                   double* g);
-  void (*multiply_transposed)(const double* below, int64_t n, int64_t m, int64_t ld,
-                              const double* g, double* y);
+  void (*multiply)(const T* below, int64_t n, int64_t m, int64_t ld, const T* y, T* g);
+  void (*multiply_transposed)(const T* below, int64_t n, int64_t m, int64_t ld, const T* g, T* y);
 };
+using Kernels = KernelsOf<double>;
 bool isa_supported(Isa isa);
-const Kernels& kernels(Isa isa);  // whether or not the host supports it
-const Kernels& host_kernels();
+template <class T = double>
+const KernelsOf<T>& kernels(Isa isa);  // whether or not the host supports it
+template <class T = double>
+const KernelsOf<T>& host_kernels();
 
-void below_multiply(const double* panel, int64_t n, int64_t m, int64_t ld, const double* y,
-                    double* g);
-void below_multiply_transposed(const double* panel, int64_t n, int64_t m, int64_t ld,
-                               const double* g, double* y);
+template <class T>
+void below_multiply(const T* panel, int64_t n, int64_t m, int64_t ld, const T* y, T* g);
+template <class T>
+void below_multiply_transposed(const T* panel, int64_t n, int64_t m, int64_t ld, const T* g,
+                               T* y);
 
 }  // namespace lsjit::linear::supernodal

@@ -8,11 +8,11 @@
 
 namespace lsjit::linear {
 
-// dst[r] −= f · src[r] for r in [0, m), in vectors of V doubles, then the remainder.
-template <int V>
-[[gnu::always_inline]] inline void subtract_scaled(double* dst, const double* src, double f,
-                                                   int64_t m) {
-  typedef double Vec __attribute__((vector_size(V * sizeof(double))));
+// dst[r] −= f · src[r] for r in [0, m), in vectors of V scalars (double or float), then
+// the remainder.
+template <int V, class T>
+[[gnu::always_inline]] inline void subtract_scaled(T* dst, const T* src, T f, int64_t m) {
+  typedef T Vec __attribute__((vector_size(V * sizeof(T))));
   int64_t r = 0;
   for (; r + V <= m; r += V) {
     Vec x, y;

@@ -24,6 +24,10 @@ void check_flags(const lsjit::cli::SolveFlags& f) {
   if (!f.help && f.file.empty()) broken("no FILE and no error");
   if (f.format != "" && f.format != "g2o" && f.format != "bal") broken("unknown format accepted");
   if (f.init != "file" && f.init != "chordal") broken("unknown --init accepted");
+  using lsjit::MixedPrecision;
+  if (f.options.mixed_precision != MixedPrecision::Automatic && f.options.mixed_precision != MixedPrecision::Never &&
+      f.options.mixed_precision != MixedPrecision::Always)
+    broken("--mixed-precision parsed to no mode");
   const std::string_view repair = lsjit::io::information_repair_name(f.repair_information);
   if (lsjit::io::information_repair_from_name(repair) != f.repair_information)
     broken("--repair-information parsed to a mode without a name");

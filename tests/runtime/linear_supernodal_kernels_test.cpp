@@ -38,19 +38,22 @@ std::vector<double> random_panel(int64_t n, int64_t m, std::mt19937_64& rng) {
 
 }  // namespace
 
-TEST_CASE("supernodal kernels: every instruction set matches plain loops") {
+// The kernels of scalar type T against plain loops in double, to a relative tolerance
+// (float kernels: float's rounding).
+template <class T>
+void check_kernels(double tolerance) {
   std::mt19937_64 rng(7);
   for (Isa isa : kIsas) {
     if (!isa_supported(isa)) continue;
-    const Kernels& k = kernels(isa);
+    const KernelsOf<T>& k = kernels<T>(isa);
     for (int64_t n = 1; n <= 9; n += 2) {
       for (int64_t m = 1; m <= 17; ++m) {
         CAPTURE(isa_name(isa));
         CAPTURE(n);
         CAPTURE(m);
         const int64_t ld = n + m;
-        std::vector<double> panel = random_panel(n, m, rng);
-        const std::vector<double> original = panel;
+        const std::vector<double> original = random_panel(n, m, rng);
+        std::vector<T> panel(original.begin(), original.end());
 
         // factor: L11 L11ᵀ reproduces the diagonal block's lower triangle.
         REQUIRE(k.factor(panel.data(), n, ld) == -1);
@@ -58,7 +61,7 @@ TEST_CASE("supernodal kernels: every instruction set matches plain loops") {
           for (int64_t r = c; r < n; ++r) {
             double sum = 0;
             for (int64_t l = 0; l <= c; ++l) sum += panel[l * ld + r] * panel[l * ld + c];
-            CHECK(sum == doctest::Approx(original[c * ld + r]).epsilon(1e-12));
+            CHECK(sum == doctest::Approx(original[c * ld + r]).epsilon(tolerance));
           }
 
         // solve: B L11ᵀ reproduces the block below.
@@ -67,39 +70,44 @@ TEST_CASE("supernodal kernels: every instruction set matches plain loops") {
           for (int64_t r = 0; r < m; ++r) {
             double sum = 0;
             for (int64_t l = 0; l <= c; ++l) sum += panel[l * ld + n + r] * panel[l * ld + c];
-            CHECK(sum == doctest::Approx(original[c * ld + n + r]).epsilon(1e-12));
+            CHECK(sum == doctest::Approx(original[c * ld + n + r]).epsilon(tolerance));
           }
 
         // product: W's lower triangle is B Bᵀ.
         const int64_t ldw = product_leading_dimension(m);
-        std::vector<double> W(ldw * ldw, 0.0);
+        std::vector<T> W(ldw * ldw, T{0});
         k.product(panel.data() + n, n, m, ld, W.data(), ldw);
         for (int64_t c = 0; c < m; ++c)
           for (int64_t r = c; r < m; ++r) {
             double sum = 0;
             for (int64_t l = 0; l < n; ++l) sum += panel[l * ld + n + r] * panel[l * ld + n + c];
-            CHECK(W[c * ldw + r] == doctest::Approx(sum).epsilon(1e-12));
+            CHECK(W[c * ldw + r] == doctest::Approx(sum).epsilon(tolerance));
           }
 
         // multiply and multiply_transposed: g = B y and y − Bᵀ g.
-        std::vector<double> y(n), g(m), y2(n);
-        for (double& v : y) v = std::uniform_real_distribution<double>(-1, 1)(rng);
+        std::vector<T> y(n), g(m), y2(n);
+        for (T& v : y) v = static_cast<T>(std::uniform_real_distribution<double>(-1, 1)(rng));
         k.multiply(panel.data() + n, n, m, ld, y.data(), g.data());
         for (int64_t r = 0; r < m; ++r) {
           double sum = 0;
           for (int64_t c = 0; c < n; ++c) sum += panel[c * ld + n + r] * y[c];
-          CHECK(g[r] == doctest::Approx(sum).epsilon(1e-12));
+          CHECK(g[r] == doctest::Approx(sum).epsilon(tolerance));
         }
         y2 = y;
         k.multiply_transposed(panel.data() + n, n, m, ld, g.data(), y2.data());
         for (int64_t c = 0; c < n; ++c) {
           double sum = y[c];
           for (int64_t r = 0; r < m; ++r) sum -= panel[c * ld + n + r] * g[r];
-          CHECK(y2[c] == doctest::Approx(sum).epsilon(1e-12));
+          CHECK(y2[c] == doctest::Approx(sum).epsilon(tolerance));
         }
       }
     }
   }
+}
+
+TEST_CASE("supernodal kernels: every instruction set matches plain loops, in double and in float") {
+  check_kernels<double>(1e-12);
+  check_kernels<float>(2e-5);  // mixed-precision solves (supernodal_cholesky.h)
 }
 
 TEST_CASE("supernodal kernels: subtract_update follows the row runs from the diagonal down") {

@@ -46,6 +46,23 @@ TEST_CASE("shared pose graphs reach Ceres' final costs within 1e-6 relative") {
     CHECK(pg.summary.final_cost == doctest::Approx(cost).epsilon(1e-6));
     CHECK(pg.summary.iterations <= r.summary.iterations);
     CHECK(pg.summary.per_iteration.front().trust_region_radius == kPoseGraphInitialTrustRegionRadius);
+    // Mixed precision, forced on and off: the same cost. Automatic (the default) factors in
+    // float on sphere2500, whose factor is large, and in double on the small graphs.
+    for (MixedPrecision m : {MixedPrecision::Always, MixedPrecision::Never}) {
+      SolverOptions o = pose_graph_solver_options();
+      o.mixed_precision = m;
+      const SolveResult forced = solve_file(dir / file, o);
+      CAPTURE(forced.summary.report());
+      CHECK(converged(forced.summary.termination));
+      CHECK(forced.summary.final_cost == doctest::Approx(cost).epsilon(1e-6));
+      if (m == MixedPrecision::Never) CHECK(forced.summary.mixed_precision_solves == 0);
+      // (Only the supernodal Cholesky has a float path; Auto gives tinyGrid3D dense_cholesky.)
+      if (m == MixedPrecision::Always && forced.summary.linear_solver == "sparse_cholesky")
+        CHECK(forced.summary.mixed_precision_solves + forced.summary.mixed_precision_fallbacks > 0);
+    }
+    if (std::string(file) == "sphere2500.g2o") CHECK(pg.summary.mixed_precision_solves == pg.summary.iterations);
+    if (std::string(file) == "M3500.g2o" || std::string(file) == "intel.g2o")
+      CHECK(pg.summary.mixed_precision_solves + pg.summary.mixed_precision_fallbacks == 0);
   }
 }
 

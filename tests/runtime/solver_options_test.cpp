@@ -76,6 +76,7 @@ TEST_CASE("solver options: each value out of range is a Failure naming the optio
       {"max_time_s", [](SolverOptions& o) { o.max_time_s = kNaN; }, "a number >= 0"},
       {"max_linear_iterations", [](SolverOptions& o) { o.max_linear_iterations = 0; }, "an integer from 1 to 2147483647"},
       {"linear_relative_tolerance", [](SolverOptions& o) { o.linear_relative_tolerance = kNaN; }, "[0, 1]"},
+      {"max_num_refinement_iterations", [](SolverOptions& o) { o.max_num_refinement_iterations = 0; }, "an integer from 1 to 2147483647"},
       {"constraints.initial_penalty", [](SolverOptions& o) { o.constraints.initial_penalty = 0; }, "(0,"},
       {"constraints.violation_reduction", [](SolverOptions& o) { o.constraints.violation_reduction = 0; }, "(0, 1]"},
       {"constraints.max_outer_iterations", [](SolverOptions& o) { o.constraints.max_outer_iterations = -1; }, "from 0 to"},

@@ -73,6 +73,23 @@ TEST_CASE("solve flags: --init is file by default, chordal on request, and nothi
   CHECK(error_of({"g", "--init"}) == "--init needs a value\n");
 }
 
+TEST_CASE("solve flags: --mixed-precision is auto by default, never or always on request") {
+  using lsjit::MixedPrecision;
+  const auto by_default = parse({"g.g2o"});
+  REQUIRE(std::holds_alternative<SolveFlags>(by_default));
+  CHECK(std::get<SolveFlags>(by_default).options.mixed_precision == MixedPrecision::Automatic);
+  const std::pair<const char*, MixedPrecision> given[] = {
+      {"auto", MixedPrecision::Automatic}, {"never", MixedPrecision::Never}, {"always", MixedPrecision::Always}};
+  for (const auto& [text, value] : given) {
+    CAPTURE(text);
+    const auto r = parse({"g.g2o", "--mixed-precision", text});
+    REQUIRE(std::holds_alternative<SolveFlags>(r));
+    CHECK(std::get<SolveFlags>(r).options.mixed_precision == value);
+  }
+  CHECK(error_of({"g", "--mixed-precision", "on"}) == "--mixed-precision: expected auto, never or always, not 'on'\n");
+  CHECK(error_of({"g", "--mixed-precision"}) == "--mixed-precision needs a value\n");
+}
+
 TEST_CASE("solve flags: integers that do not fit are rejected with their range, not truncated") {
   CHECK(error_of({"g", "--max-iterations", "4294967295"}) ==
         "--max-iterations: expected an integer from 0 to 2147483647, not '4294967295'\n");

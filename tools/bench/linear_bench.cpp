@@ -231,8 +231,10 @@ void run_factor(const Structure& s, int repeats, int threads, std::mt19937_64& r
   for (double& v : shift) v *= 1e-4;
   struct Result {
     double analysis = 0, solve = 0, flops = 0;
+    int refinements = 0;  // of the last solve, when mixed
+    bool fell_back = false;
   };
-  auto measure = [&](auto make, auto flops) {
+  auto measure = [&](auto make, auto flops, bool mixed = false) {
     Result r;
     const auto start = Clock::now();
     auto solver = make();
@@ -242,8 +244,11 @@ void run_factor(const Structure& s, int repeats, int threads, std::mt19937_64& r
     for (int k = 0; k < repeats + 1; ++k) {
       LinearSolverOptions options;
       options.num_threads = threads;
+      options.mixed_precision = mixed ? MixedPrecision::Always : MixedPrecision::Never;
       const LinearSolveSummary summary = solver->solve(H, shift.data(), b.data(), x.data(), options);
       if (!summary.ok) std::fprintf(stderr, "%s: %s\n", s.name.c_str(), summary.message.c_str());
+      r.refinements = summary.mixed_precision ? summary.iterations : 0;
+      r.fell_back = r.fell_back || summary.mixed_precision_fallback;
       if (k > 0) times.push_back(summary.seconds);  // the first call warms caches and pages
     }
     r.solve = median(times);
@@ -279,6 +284,14 @@ void run_factor(const Structure& s, int repeats, int threads, std::mt19937_64& r
               (o == SupernodalOrdering::Automatic ? ": " + chosen : std::string()) + split_info + ")",
           r, cholmod ? &*cholmod : nullptr);
   }
+  // Mixed precision (supernodal_cholesky.h) on the automatic ordering: the float
+  // factorization, its refinement steps in double, against the double solve above.
+  const Result mixed = measure(
+      [&] { return std::make_unique<SupernodalCholesky>(H.shared_pattern(), SupernodalOrdering::Automatic); },
+      [](const SupernodalCholesky& c) { return c.factorization_flops(); }, true);
+  print("supernodal (automatic, mixed precision: " +
+            (mixed.fell_back ? std::string("fell back to double") : std::to_string(mixed.refinements) + " refinements") + ")",
+        mixed, cholmod ? &*cholmod : nullptr);
 }
 
 }  // namespace

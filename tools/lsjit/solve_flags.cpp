@@ -64,6 +64,10 @@ Solves a g2o pose graph or a BAL bundle-adjustment file and prints the solver su
   --loss NAME:SCALE     robustify every residual: huber, soft_l_one, cauchy, arctan or
                         tukey, with its scale > 0 (e.g. cauchy:1.0)
   --threads N           evaluation threads, 0 to 1024 (default 1; 0: all hardware threads)
+  --mixed-precision auto|never|always
+                        sparse_cholesky in single precision, each step refined in double to
+                        a relative residual of 1e-10 (falling back to double where that
+                        stalls): auto (default) where the factor is large enough to gain
   --verbose             one line per iteration
   --json                print the summary as one JSON object instead of the report
 )";
@@ -105,6 +109,12 @@ std::variant<SolveFlags, FlagError> parse_solve_flags(const std::vector<std::str
   });
   app.add_option("--max-iterations", f.options.max_iterations)->check(integer_in(0, kIntMax));
   app.add_option("--threads", f.options.num_threads)->check(integer_in(0, kMaxThreads));
+  std::string precision_text;
+  app.add_option("--mixed-precision", precision_text)->check([](const std::string& s) {
+    return s == "auto" || s == "never" || s == "always"
+               ? std::string()
+               : "expected auto, never or always, not '" + printable(s) + "'";
+  });
   CLI::Option* radius = app.add_option("--initial-trust-region-radius", f.options.initial_trust_region_radius)
                             ->check(number_in(0, kHuge, true));
   app.add_option("--function-tolerance", f.options.function_tolerance)->check(number_in(0, kHuge));
@@ -120,6 +130,8 @@ std::variant<SolveFlags, FlagError> parse_solve_flags(const std::vector<std::str
   f.initial_radius_given = radius->count() > 0;
   if (!solver_name.empty()) f.options.linear_solver = *linear_solver_from_name(solver_name);
   if (!loss_text.empty()) f.loss = *parse_loss(loss_text);
+  if (precision_text == "never") f.options.mixed_precision = MixedPrecision::Never;
+  if (precision_text == "always") f.options.mixed_precision = MixedPrecision::Always;
   if (!repair_text.empty()) f.repair_information = *io::information_repair_from_name(repair_text);
   if (positional.empty()) return FlagError{"one FILE expected\n", true};
   if (positional.size() > 1)
