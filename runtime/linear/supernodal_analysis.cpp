@@ -354,12 +354,14 @@ const char* supernodal_ordering_name(SupernodalOrdering ordering) {
   return "unknown";
 }
 
-// METIS costs about 2.4 µs per block (sphere2500: 6.0 ms, M3500: 8.4 ms); an ordering that
-// halves the flops saves about flops / 40 GFlop/s per factorization, ~8 factorizations a
-// solve. METIS repays itself when AMD's factor has more than about 1.2e4 flops per block.
-// Below that (M3500's AMD factor: 1.9e3 flops per block, intel's 650, ring's 210) it is not
-// asked; parking-garage (1.3e4), smallGrid3D and sphere2500 (1.6e5) still ask it.
-constexpr double kMetisWorthFlopsPerBlock = 1.2e4;
+// METIS costs about 2.4 µs per block (sphere2500: 6.0 ms, M3500: 8.4 ms), plus a second
+// symbolic factorization. What it saves was measured, not predicted: on sphere2500 (AMD:
+// 384 MFlop per factorization) ND predicts 12% fewer flops and was never faster, so asking
+// METIS made the whole solve 7% slower (parking-garage 8%, smallGrid3D 3%); on a generated
+// 10,000-pose graph (AMD: 2.5 GFlop) ND halves the flops, and at 100,000 poses cuts them
+// 6.5x. Small factors are bound by their many narrow supernodes, not their flops. So
+// Automatic asks METIS only when one AMD factorization is at least a GFlop.
+constexpr double kMetisWorthFlops = 1e9;
 
 SupernodalAnalysis analyze_supernodal(const BlockPattern& p, SupernodalOrdering ordering) {
   const int nb = p.num_blocks();
@@ -387,10 +389,10 @@ SupernodalAnalysis analyze_supernodal(const BlockPattern& p, SupernodalOrdering 
     clock.charge(a.seconds.symbolic);
   }
   // Automatic asks METIS only when AMD's factor is costly enough for a better ordering to
-  // repay METIS' time (kMetisWorthFlopsPerBlock).
+  // repay METIS' time (kMetisWorthFlops).
   const double amd_flops = symbolic ? symbolic->flops : 0;
   const bool try_metis = ordering == SupernodalOrdering::NestedDissection ||
-                         (ordering == SupernodalOrdering::Automatic && amd_flops > kMetisWorthFlopsPerBlock * nb);
+                         (ordering == SupernodalOrdering::Automatic && amd_flops >= kMetisWorthFlops);
   if (try_metis) {
     std::optional<std::vector<int>> nd = metis_ordering(g, p);
     clock.charge(a.seconds.nested_dissection);

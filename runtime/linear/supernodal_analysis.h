@@ -8,9 +8,9 @@
 //
 //   1. ordering: AMD (SuiteSparse's libamd, amd_l_order) and METIS nested dissection
 //      (METIS_NodeND, vertex weights = block sizes) of the block graph; the one with fewer
-//      predicted flops is kept unless one is forced (Automatic asks METIS only for a factor
-//      of more than kMetisWorthFlopsPerBlock per block under AMD: below that METIS costs more
-//      time than it can save). Then the elimination tree's postorder
+//      predicted flops is kept unless one is forced (Automatic asks METIS only when one AMD
+//      factorization is at least kMetisWorthFlops, a GFlop: below that METIS measured more
+//      time than it saves). Then the elimination tree's postorder
 //      is folded into it (same fill, and every supernode's columns become contiguous).
 //   2. the block row structure of every block column of L (children's structures merged
 //      up the elimination tree), hence the scalar column counts, factor_nonzeros() and

@@ -87,10 +87,14 @@ void child_lsjit(const fs::path& file, const fs::path& cache_dir) {
   emit("solve_s", s.solve_s);
   emit("total_s", s.total_s);
   emit("iterations", s.iterations);
-  int linear_solves = 0;  // one factorization each with sparse_cholesky
+  // Factorizations: one per step's linear solve (sparse or dense Cholesky; a mixed-precision
+  // solve's linear_iterations are its refinement steps, on one factor), plus one per
+  // mixed-precision solve that fell back to double.
+  int linear_solves = s.mixed_precision_fallbacks;
   for (const lsjit::IterationSummary& it : s.per_iteration)
-    if (it.iteration > 0) linear_solves += it.linear_iterations;
+    if (it.iteration > 0 && it.linear_iterations > 0) ++linear_solves;
   emit("linear_solves", linear_solves);
+  emit("mixed_precision_solves", s.mixed_precision_solves);
   emit("initial_cost", s.initial_cost);
   emit("final_cost", s.final_cost);
   emit("converged", lsjit::converged(s.termination));
