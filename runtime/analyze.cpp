@@ -42,6 +42,9 @@ double seconds_since(Clock::time_point start) {
 // searches: Ladybug-49's 63,686 references took 2.7 ms of analyze() that way.
 constexpr uint64_t kDenseIdSpan = 4;
 
+// How many unused constants a warning names (the rest are counted).
+constexpr size_t kNamedUnused = 3;
+
 // The span hi − lo + 1 of IDs in [lo, hi] if an array over it is worth it for `rows` of
 // them, else 0 (also when the span overflows: the int64 extremes).
 uint64_t dense_span(int64_t lo, int64_t hi, size_t rows) {
@@ -325,6 +328,15 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
                               static_cast<uint32_t>(table.type->tangent), layout->tangent_dim});
       layout->tangent_dim += table.type->tangent;
     }
+  }
+  // Constants no cost uses: accepted (a mask entry that matches nothing), and reported.
+  for (const auto& [type_name, id] : constant_) {
+    const auto used = std::find_if(layout->types.begin(), layout->types.end(), [&](const detail::TypeTable& t) {
+      return t.type->name == type_name && std::binary_search(t.ids.begin(), t.ids.end(), id);
+    });
+    if (used != layout->types.end()) continue;
+    if (layout->unused_constants++ < kNamedUnused)
+      layout->unused_constant_names.push_back(type_name + " variable " + std::to_string(id));
   }
   layout->first_eliminated = static_cast<int64_t>(layout->free.size());
   for (size_t k = 0; k < layout->free.size(); ++k)

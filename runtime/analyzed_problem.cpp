@@ -55,6 +55,37 @@ std::string load_state(const detail::ProblemLayout& layout, const Values& values
   return "";
 }
 
+// "N variables held constant ... no cost uses them (A, B, ...)" and the same for initial
+// values, or nothing. Every variable a cost uses has a value (load_state checks), so the
+// values no cost uses are counted by size alone and named only when there are some.
+std::vector<std::string> unused_warnings(const detail::ProblemLayout& L, const Values& values) {
+  std::vector<std::string> warnings;
+  auto list = [](const std::vector<std::string>& names, size_t count) {
+    std::string s;
+    for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+    return count > names.size() ? s + ", ..." : s;
+  };
+  if (L.unused_constants > 0)
+    warnings.push_back(std::to_string(L.unused_constants) + " variable(s) held constant (set_constant) that no cost "
+                       "uses: " + list(L.unused_constant_names, L.unused_constants) +
+                       ". Holding them changes nothing; is an ID or a type wrong?");
+  size_t used = 0;
+  for (const detail::TypeTable& t : L.types) used += t.ids.size();
+  if (values.size() > used) {
+    std::vector<std::string> names;
+    values.for_each([&](const VariableType& type, int64_t id, const double*) {
+      if (names.size() >= 3) return;
+      for (const detail::TypeTable& t : L.types)
+        if (t.type->name == type.name && std::binary_search(t.ids.begin(), t.ids.end(), id)) return;
+      names.push_back(type.name + " variable " + std::to_string(id));
+    });
+    const size_t unused = values.size() - used;
+    warnings.push_back(std::to_string(unused) + " initial value(s) of variables no cost uses, passed through "
+                       "unchanged: " + list(names, unused) + ". Is an ID or a type wrong?");
+  }
+  return warnings;
+}
+
 // A thread count given to one of the evaluation functions, checked as SolverOptions'.
 void check_threads(int num_threads, const char* function) {
   if (num_threads < 0 || num_threads > kMaxThreads)
@@ -122,6 +153,7 @@ SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& o
   for (const auto& t : L.types) s.variables += t.ids.size();
   s.constant_variables = L.constant_variables;
   s.tangent_dim = static_cast<size_t>(L.tangent_dim);
+  s.warnings = unused_warnings(L, initial);
   // Options first: a bad one must not reach the threads or the linear algebra (nor Auto's
   // budget check, which runs a symbolic analysis).
   if (std::string invalid = validate(options); !invalid.empty()) {

@@ -107,6 +107,10 @@ struct ProblemLayout {
   std::string eliminated_type;  // "" when none
   size_t residuals = 0;  // Σ instances * residual_dim
   size_t constant_variables = 0;
+  // Variables set_constant() named that no cost uses: how many, and the first few as
+  // "TYPE variable ID" (SolveSummary::warnings).
+  size_t unused_constants = 0;
+  std::vector<std::string> unused_constant_names;
 
   std::shared_ptr<const linear::BlockPattern> pattern;  // of H, over the free variables
   // H gather: for stored block b (pattern order), sources h_sources[h_begin[b] ..

@@ -184,6 +184,7 @@ std::string SolveSummary::report() const {
   row("    Solve total", seconds(solve_s));
   row("Total", seconds(total_s));
   out << "\nTermination: " << termination_name(termination) << " (" << message << ")\n";
+  for (const std::string& w : warnings) out << "Warning: " << w << "\n";
   return out.str();
 }
 
@@ -198,7 +199,9 @@ std::string SolveSummary::json() const {
       << ", \"mixed_precision_fallbacks\": " << mixed_precision_fallbacks
       << ", \"termination\": " << json_string(termination_name(termination))
       << ", \"converged\": " << (converged(termination) ? "true" : "false")
-      << ", \"message\": " << json_string(message) << ", \"trace_s\": " << json_number(trace_s)
+      << ", \"message\": " << json_string(message) << ", \"warnings\": [";
+  for (size_t i = 0; i < warnings.size(); ++i) out << (i ? ", " : "") << json_string(warnings[i]);
+  out << "], \"trace_s\": " << json_number(trace_s)
       << ", \"compile_s\": " << json_number(compile_s) << ", \"kernels_wall_s\": " << json_number(kernels_wall_s)
       << ", \"analyze_s\": " << json_number(analyze_s)
       << ", \"residual_s\": " << json_number(residual_s) << ", \"jacobian_s\": " << json_number(jacobian_s)

@@ -544,3 +544,34 @@ TEST_CASE("Gauss-Newton on a singular system names the variable and suggests set
   CHECK(r.summary.message.find("Vec3 variable 4") != std::string::npos);
   CHECK(r.summary.message.find("Problem::set_constant") != std::string::npos);
 }
+
+// Issue 19, item 13: what Ceres refuses (an unknown parameter block) lsjit accepts, and
+// says so in the summary: constants and initial values of variables no cost uses.
+TEST_CASE("constants and values of variables no cost uses are warned about, with their names") {
+  Network net = random_network(10, 4);
+  const AnalyzedProblem clean = net.problem.analyze(lsjit::testing::analyze_with());
+  const SolveResult plain = clean.solve(net.initial, tight());
+  CHECK(plain.summary.warnings.empty());
+  CHECK(plain.summary.report().find("Warning") == std::string::npos);
+  CHECK(plain.summary.json().find("\"warnings\": []") != std::string::npos);
+
+  net.problem.set_constant(VecVar<3>(2));    // used: no warning
+  net.problem.set_constant(VecVar<3>(777));  // no cost uses it
+  net.problem.set_constant(VecVar<2>(2));    // an ID that is used, but by another type
+  Values initial = net.initial;
+  initial.set(VecVar<3>(555), Eigen::Vector3d(1, 2, 3));  // no cost uses it
+  const SolveResult r = net.problem.analyze(lsjit::testing::analyze_with()).solve(initial, tight());
+  CAPTURE(r.summary.report());
+  REQUIRE(converged(r.summary.termination));
+  CHECK(r.summary.constant_variables == 1);
+  REQUIRE(r.summary.warnings.size() == 2);
+  CHECK(r.summary.warnings[0].find("2 variable(s) held constant") == 0);
+  CHECK(r.summary.warnings[0].find("Vec3 variable 777") != std::string::npos);
+  CHECK(r.summary.warnings[0].find("Vec2 variable 2") != std::string::npos);
+  CHECK(r.summary.warnings[1].find("1 initial value(s)") == 0);
+  CHECK(r.summary.warnings[1].find("Vec3 variable 555") != std::string::npos);
+  CHECK(r.summary.report().find("Warning: 1 initial value(s)") != std::string::npos);
+  CHECK(r.summary.json().find("variable 555") != std::string::npos);
+  // Passed through unchanged, as before.
+  CHECK(r.values.get(VecVar<3>(555)) == Eigen::Vector3d(1, 2, 3));
+}
