@@ -151,8 +151,8 @@ struct SolverOptions {
   // SparseCholesky (lsjit's supernodal one, also when Auto picks it): factor each step's
   // system in single precision and refine the solution in double to a relative residual
   // of 1e-10, falling back to a double factorization for a step whose refinement stalls
-  // (or whose float factorization meets a non-positive pivot), and for the rest of the
-  // solve after two such steps in a row (linear/supernodal_cholesky.h). Automatic does so
+  // (or whose float factorization meets a non-positive pivot) and for the rest of the
+  // solve (linear/supernodal_cholesky.h). Automatic does so
   // where the factor's symbolic analysis predicts a gain (large factors: sphere2500, not
   // M3500; Ceres' default is off); Never keeps double; Always is Ceres'
   // use_mixed_precision_solves = true. At

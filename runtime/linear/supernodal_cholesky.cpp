@@ -294,25 +294,28 @@ LinearSolveSummary SupernodalCholesky::solve_checked(const BlockSparseSymmetric&
                                                      const double* shift, const double* b,
                                                      double* x, const LinearSolverOptions& options) {
   LinearSolveSummary summary;
+  if (options.mixed_precision != MixedPrecision::Never && options.max_num_refinement_iterations < 1) {
+    summary.message = "max_num_refinement_iterations must be >= 1 for mixed-precision solves (it is " +
+                      std::to_string(options.max_num_refinement_iterations) + ")";
+    return summary;
+  }
   ++factorizations_;
   const int threads = options.num_threads == 0 ? static_cast<int>(std::thread::hardware_concurrency())
                                                : options.num_threads;
   const bool mixed = options.mixed_precision == MixedPrecision::Always ||
                      (options.mixed_precision == MixedPrecision::Automatic && mixed_precision_pays());
-  if (mixed && fallbacks_in_a_row_ < kMaxMixedPrecisionFallbacks) {
-    if (options.max_num_refinement_iterations < 1) {
-      summary.message = "max_num_refinement_iterations must be >= 1 for mixed-precision solves (it is " +
-                        std::to_string(options.max_num_refinement_iterations) + ")";
-      return summary;
-    }
+  if (mixed && !float_failed_) {
     if (solve_mixed(A, shift, b, x, threads, options.max_num_refinement_iterations, summary)) {
       ++mixed_solves_;
-      fallbacks_in_a_row_ = 0;
       return summary;
     }
     ++mixed_fallbacks_;
-    ++fallbacks_in_a_row_;
     ++factorizations_;
+    float_failed_ = true;
+    // The float factor's memory goes back before the double factor is made.
+    single_ = Factor<float>{};
+    residual_ = {};
+    correction_ = {};
     summary = LinearSolveSummary{};
     summary.mixed_precision_fallback = true;
   }

@@ -34,8 +34,12 @@
 // x ← x + L⁻ᵀL⁻¹ r with r = b − (A + diag(shift)) x computed in double, until
 // ‖r‖₂ <= kMixedPrecisionTolerance·‖b‖₂. A float pivot that is not > 0, a step that does
 // not at least halve ‖r‖, or max_num_refinement_iterations steps without reaching the
-// tolerance fall back to the double factorization for that solve, and after
-// kMaxMixedPrecisionFallbacks such solves in a row the solver stays in double. The float
+// tolerance fall back to the double factorization for that solve and every later one:
+// LM's damping shrinks as it converges, so a system float could not solve is followed by
+// worse-conditioned ones (no retry on the shared graphs or a 100,000-pose graph ever
+// succeeded, and each cost a float factorization). A fallback frees the float factor
+// before the double one is made, so the two never coexist (100,000 poses: 420 and 841
+// MB; with them both, the solve's peak was 2.25 GB instead of 1.6). The float
 // factor halves the bytes every step moves and doubles the lanes of every vector; each
 // refinement step costs a substitution and a product with A. Each factor is allocated on
 // its first use. The summary says which precision solved (LinearSolveSummary).
@@ -79,10 +83,8 @@ class SupernodalCholesky final : public LinearSolver {
   const SupernodalAnalysis& analysis() const { return analysis_; }
   const SupernodalSplit* split() const { return split_.get(); }  // null: not split
 
-  // Relative residual a mixed-precision solve refines to, and how many fallen-back solves
-  // in a row make the solver stay in double.
+  // Relative residual a mixed-precision solve refines to.
   static constexpr double kMixedPrecisionTolerance = 1e-10;
-  static constexpr int kMaxMixedPrecisionFallbacks = 2;
   // MixedPrecision::Automatic's rule. A refinement step costs about a substitution, ~4
   // flops per stored entry of the factor, and two or three are needed; the float
   // factorization saves about a third of its flops' time. Measured (lsjit_bench_linear
@@ -93,7 +95,8 @@ class SupernodalCholesky final : public LinearSolver {
     return analysis_.factorization_flops >=
            kMixedPrecisionMinFlopsPerEntry * static_cast<double>(analysis_.panel_offset.back());
   }
-  // Solves done in mixed precision, and solves that fell back to double.
+  // Solves done in mixed precision, and solves that fell back to double (at most one: the
+  // solver then stays in double).
   int64_t mixed_precision_solves() const { return mixed_solves_; }
   int64_t mixed_precision_fallbacks() const { return mixed_fallbacks_; }
 
@@ -160,7 +163,7 @@ class SupernodalCholesky final : public LinearSolver {
   Factor<float> single_;
   std::vector<double> residual_, correction_;  // dim(): the refinement's r and L⁻ᵀL⁻¹r
   int64_t mixed_solves_ = 0, mixed_fallbacks_ = 0;
-  int fallbacks_in_a_row_ = 0;
+  bool float_failed_ = false;  // a mixed solve fell back: double from then on
 
   // The split (null: none is worth it) and the threads it runs on (made on the first solve
   // that asks for two).
