@@ -183,7 +183,9 @@ KernelCache::Lookup KernelCache::lookup(const ir::Trace& traced, KernelMode mode
                   ") and recompiles are set to fail (LSJIT_FAIL_ON_RECOMPILE=1 or "
                   "set_fail_on_recompile); " +
                   (previous ? describe("  ") : std::string("no previous key to compare\n")));
-    if (options_.explain_misses && previous)
+    // Only recompiles are explained: a cost's first kernel in another mode, or a kernel of
+    // a known key loaded from disk by a new process, is no miss worth a user's attention.
+    if (options_.explain_misses && recompile && previous)
       explanation = "lsjit: cache miss for cost '" + name + "' (mode " +
                     std::string(mode_name(mode)) + ", key " + short_id(key) + "): " +
                     describe("lsjit:   ");

@@ -29,11 +29,12 @@
 //   LSJIT_DISK_CACHE=0              memory only
 //   LSJIT_LOG_COMPILES=1            one line per get that is not a memory hit: the source
 //                                   (disk or compiled) and the time of each stage
-//   LSJIT_EXPLAIN_CACHE_MISSES=1    on a memory miss for a cost name seen before: the
-//                                   closest previous key (one of the same mode if any,
-//                                   else the one with most equal parts) and what differs,
-//                                   part by part; a new mode of a known cost is explained
-//                                   too (as `mode: a -> b`)
+//   LSJIT_EXPLAIN_CACHE_MISSES=1    on a recompile (a cost name and mode that already
+//                                   have a kernel need another one, as counted in
+//                                   CacheStats::recompiles): the closest previous key (of
+//                                   the same mode) and what differs, part by part. A
+//                                   cost's first kernel in a new mode, and kernels a new
+//                                   process loads from disk, are not recompiles: silent
 //   LSJIT_FAIL_ON_RECOMPILE=1       a recompile throws lsjit::Error, with the explanation,
 //                                   before anything is loaded or compiled (for test suites)
 //   LSJIT_RECOMPILE_LIMIT=N         warn once per cost when it exceeds N recompiles (8)
