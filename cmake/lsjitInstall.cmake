@@ -5,6 +5,8 @@
 #   lib/lsjit/liblsjit_llvm.so      the LLVM compiler module, loaded on the first compile
 #                                   (compiler/llvm_backend.h)
 #   lib/cmake/lsjit/                lsjitConfig.cmake, its version file, the exported targets
+# and, where lsjit was built with Ceres, the Ceres adapter (docs/porting_from_ceres.md):
+#   include/lsjit/interop/ceres.h   lib/liblsjit_ceres.a   lib/cmake/lsjit/lsjitCeresTargets.cmake
 # Included by the top-level CMakeLists.txt once every installed target exists.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -39,6 +41,15 @@ install(EXPORT lsjitTargets NAMESPACE lsjit:: DESTINATION ${LSJIT_CMAKE_INSTALL_
 # config adds (lsjitConfig.cmake.in).
 set_target_properties(lsjit_llvm PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 install(TARGETS lsjit_llvm LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/lsjit)
+
+# lsjit::ceres, in an export set of its own: the config includes it only where it finds
+# Ceres, so that find_package(lsjit) needs no Ceres unless a program uses the adapter.
+if(TARGET lsjit_ceres)
+  install(FILES ${PROJECT_SOURCE_DIR}/interop/ceres.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lsjit/interop)
+  set_target_properties(lsjit_ceres PROPERTIES EXPORT_NAME ceres)
+  install(TARGETS lsjit_ceres EXPORT lsjitCeresTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(EXPORT lsjitCeresTargets NAMESPACE lsjit:: DESTINATION ${LSJIT_CMAKE_INSTALL_DIR})
+endif()
 
 # The config re-finds the static libraries' private dependencies, hinted at the
 # directories this build used (lsjitConfig.cmake.in says why).

@@ -43,6 +43,8 @@ foreach(file IN LISTS installed)
       if(NOT EXISTS ${include_root}/${CMAKE_MATCH_1})
         message(FATAL_ERROR "${file} includes lsjit/${CMAKE_MATCH_1}, which is not installed")
       endif()
+    elseif(file STREQUAL "interop/ceres.h" AND line MATCHES "<ceres/[a-z_]+\\.h>")
+      # the Ceres adapter includes Ceres' own headers, and only it
     elseif(NOT line MATCHES "<(Eigen/[A-Za-z]+|[a-z_]+)>")
       message(FATAL_ERROR "${file}: '${line}' names neither a standard header, Eigen nor lsjit")
     endif()
@@ -81,6 +83,15 @@ if(NOT EXISTS ${prefix}/${LIBDIR}/lsjit/liblsjit_llvm.so)
   message(FATAL_ERROR "the LLVM compiler module was not installed in ${prefix}/${LIBDIR}/lsjit")
 endif()
 run(${CMAKE_COMMAND} -E env LSJIT_CACHE_DIR=${WORK_DIR}/kernel-cache ${consumer_build}/fit_circle)
+# Where lsjit was built with Ceres, the adapter is installed and a consumer links it
+# (issue 19, item 6: docs/porting_from_ceres.md step 2).
+if(EXPECT_CERES)
+  if(NOT EXISTS ${prefix}/include/lsjit/interop/ceres.h OR NOT EXISTS ${consumer_build}/ceres_adapter)
+    message(FATAL_ERROR "lsjit was built with Ceres, but the installed package gave no lsjit::ceres "
+                        "(interop/ceres.h installed: ${prefix}/include/lsjit/interop/ceres.h)")
+  endif()
+  run(${CMAKE_COMMAND} -E env LSJIT_CACHE_DIR=${WORK_DIR}/kernel-cache ${consumer_build}/ceres_adapter)
+endif()
 
 # The installed CLI runs from the prefix (libLLVM, OpenBLAS and, in builds with
 # LSJIT_WITH_CHOLMOD, CHOLMOD found at run time).
