@@ -184,28 +184,11 @@ TEST_CASE("linear supernodal mixed: Automatic factors in float only where the an
 
 TEST_CASE("linear supernodal mixed: two threads give one thread's solution bit for bit") {
   // Two chains of blocks joined at the end: the elimination tree splits into two bins.
-  const int length = 40;
-  std::vector<int> sizes(2 * length + 1, 6);
-  std::vector<std::pair<int, int>> pairs;
-  for (int i = 0; i + 1 < length; ++i) {
-    pairs.emplace_back(i, i + 1);
-    pairs.emplace_back(length + i, length + i + 1);
-    if (i + 5 < length) {
-      pairs.emplace_back(i, i + 5);
-      pairs.emplace_back(length + i, length + i + 5);
-    }
-  }
-  pairs.emplace_back(length - 1, 2 * length);
-  pairs.emplace_back(2 * length - 1, 2 * length);
-  BlockSparseSymmetric A(sizes, pairs);
+  BlockSparseSymmetric A = lsjit::testing::two_chains(40);
   std::mt19937_64 rng(9);
   std::uniform_real_distribution<double> u(-0.1, 0.1);
   for (double& v : A.values()) v = u(rng);
-  for (int i = 0; i < A.num_blocks(); ++i) {  // diagonal blocks: symmetric and dominant
-    double* block = A.values().data() + A.find(i, i);
-    for (int r = 0; r < 6; ++r)
-      for (int c = r; c < 6; ++c) block[r * 6 + c] = block[c * 6 + r] = r == c ? 10.0 : block[r * 6 + c];
-  }
+  lsjit::testing::set_diagonal(A, 10.0);  // dominant
   const Eigen::VectorXd b = random_vector(A.dim(), rng);
   Eigen::VectorXd one(A.dim()), two(A.dim());
   SupernodalCholesky a(A.shared_pattern(), SupernodalOrdering::NestedDissection);

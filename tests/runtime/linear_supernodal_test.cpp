@@ -155,30 +155,24 @@ TEST_CASE("linear supernodal: Automatic asks METIS only for a factor costly enou
   // An 80 x 80 grid of 6-blocks: AMD's factor is over a GFlop; METIS is asked, and the
   // analysis keeps whichever ordering predicts fewer flops. A 25 x 25 one stays under it
   // (as sphere2500's 0.38 GFlop does), and METIS is not asked.
+  auto grid_of_side = [](int side) {  // side x side 6-blocks, each joined to its right and lower neighbour
+    std::vector<std::pair<int, int>> pairs;
+    for (int r = 0; r < side; ++r)
+      for (int c = 0; c < side; ++c) {
+        if (c + 1 < side) pairs.emplace_back(r * side + c, r * side + c + 1);
+        if (r + 1 < side) pairs.emplace_back(r * side + c, (r + 1) * side + c);
+      }
+    return BlockSparseSymmetric(std::vector<int>(side * side, 6), pairs);
+  };
   const int side = 80;
-  std::vector<int> grid_sizes(side * side, 6);
-  std::vector<std::pair<int, int>> grid_pairs;
-  for (int r = 0; r < side; ++r)
-    for (int c = 0; c < side; ++c) {
-      if (c + 1 < side) grid_pairs.emplace_back(r * side + c, r * side + c + 1);
-      if (r + 1 < side) grid_pairs.emplace_back(r * side + c, (r + 1) * side + c);
-    }
-  const BlockSparseSymmetric grid(grid_sizes, grid_pairs);
+  const BlockSparseSymmetric grid = grid_of_side(side);
   const SupernodalAnalysis costly = analyze_supernodal(grid.pattern(), SupernodalOrdering::Automatic);
   CHECK(costly.seconds.nested_dissection > 0);
   const double amd = analyze_supernodal(grid.pattern(), SupernodalOrdering::Amd).factorization_flops;
   const double nd = analyze_supernodal(grid.pattern(), SupernodalOrdering::NestedDissection).factorization_flops;
   CHECK(amd >= 1e9);
   CHECK(costly.factorization_flops == std::min(amd, nd));
-  const int small_side = 25;
-  std::vector<int> small_sizes(small_side * small_side, 6);
-  std::vector<std::pair<int, int>> small_pairs;
-  for (int r = 0; r < small_side; ++r)
-    for (int c = 0; c < small_side; ++c) {
-      if (c + 1 < small_side) small_pairs.emplace_back(r * small_side + c, r * small_side + c + 1);
-      if (r + 1 < small_side) small_pairs.emplace_back(r * small_side + c, (r + 1) * small_side + c);
-    }
-  const BlockSparseSymmetric small_grid(small_sizes, small_pairs);
+  const BlockSparseSymmetric small_grid = grid_of_side(25);
   const SupernodalAnalysis moderate = analyze_supernodal(small_grid.pattern(), SupernodalOrdering::Automatic);
   CHECK(moderate.factorization_flops > 1e7);  // far from free, yet not worth METIS
   CHECK(moderate.factorization_flops < 1e9);

@@ -96,4 +96,32 @@ inline Eigen::VectorXd random_vector(Eigen::Index n, std::mt19937_64& rng, doubl
   return v;
 }
 
+// Two chains of blocks joined at the end: nested dissection separates them, so the split
+// has two bins of about equal work.
+inline linear::BlockSparseSymmetric two_chains(int length) {
+  std::vector<int> sizes(2 * length + 1, 6);
+  std::vector<std::pair<int, int>> pairs;
+  for (int i = 0; i + 1 < length; ++i) {
+    pairs.emplace_back(i, i + 1);
+    pairs.emplace_back(length + i, length + i + 1);
+    if (i + 5 < length) {
+      pairs.emplace_back(i, i + 5);  // loops, for some fill
+      pairs.emplace_back(length + i, length + i + 5);
+    }
+  }
+  pairs.emplace_back(length - 1, 2 * length);
+  pairs.emplace_back(2 * length - 1, 2 * length);
+  return linear::BlockSparseSymmetric(sizes, pairs);
+}
+
+// Every diagonal block: d on its diagonal, its off-diagonal entries made symmetric.
+inline void set_diagonal(linear::BlockSparseSymmetric& A, double d) {
+  for (int i = 0; i < A.num_blocks(); ++i) {
+    double* block = A.values().data() + A.find(i, i);
+    const int n = A.block_size(i);
+    for (int r = 0; r < n; ++r)
+      for (int c = r; c < n; ++c) block[r * n + c] = block[c * n + r] = r == c ? d : block[r * n + c];
+  }
+}
+
 }  // namespace lsjit::testing
