@@ -64,7 +64,8 @@ SupernodalCholesky::Factor<float>& SupernodalCholesky::factor_of<float>() {
   return single_;
 }
 
-// The structure's part (the split) is made by the constructors, the numbers' part here.
+// The split depends on the structure alone, so the constructors make it; each precision's
+// memory is made by allocate<T>() on its first factorization.
 void SupernodalCholesky::make_split() {
   supernodal::init_blas();
   auto split = std::make_unique<SupernodalSplit>(split_supernodal_tree(analysis_));
