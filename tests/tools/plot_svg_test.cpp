@@ -131,3 +131,36 @@ TEST_CASE("solve_plot_svg leaves out what cannot be drawn") {
   p.after = {{0, 0}};
   CHECK_THROWS_AS(lsjit::cli::solve_plot_svg(p), std::invalid_argument);
 }
+
+TEST_CASE("bundle_plot_svg: histograms on one range, outliers in the last bin, the cost panel") {
+  lsjit::cli::BundlePlot plot;
+  plot.title = "lsjit solve ba.txt";
+  for (int k = 0; k < 200; ++k) plot.errors_before.push_back(0.05 * k);  // 0 .. 9.95
+  plot.errors_before.push_back(1e9);  // an outlier: counted in the last bin
+  plot.errors_before.push_back(std::numeric_limits<double>::quiet_NaN());  // left out
+  plot.errors_after.assign(201, 0.01);
+  plot.costs = {100, 10, 1};
+  const std::string svg = lsjit::cli::bundle_plot_svg(plot);
+  const auto doc = parse_svg(svg);
+  CHECK(doc.title == "lsjit solve ba.txt");
+  CHECK(doc.count("polyline") == 1);
+  CHECK(svg.find("nan") == std::string::npos);
+  // 99th percentile of the finite initial errors: 9.9 (index 198 of 201).
+  CHECK(svg.find("every error beyond 9.9 ") != std::string::npos);
+  double before_height = 0, after_height = 0, last_bar_x = 0;
+  int after_bars = 0;
+  for (const auto* e : doc.all("rect")) {
+    if (e->attribute("class") != "bar") continue;
+    const double x = std::stod(e->attribute("x")), h = std::stod(e->attribute("height"));
+    if (x < 500) {
+      before_height += h;
+      last_bar_x = std::max(last_bar_x, x);
+    } else {
+      after_height += h;
+      ++after_bars;
+    }
+  }
+  CHECK(after_bars == 1);                                      // all 201 in the first bin
+  CHECK(before_height == doctest::Approx(after_height).epsilon(0.01));  // 201 counted on each side
+  CHECK(last_bar_x > 24 + 66 + 384 * 29.0 / 30 - 1);           // the last bin has a bar
+}

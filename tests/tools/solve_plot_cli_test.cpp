@@ -68,13 +68,43 @@ TEST_CASE("lsjit solve --plot: usage errors exit with 2, an unwritable file with
   REQUIRE(run("generate pose-graph --dim 2 --poses 20 --loop-closures 2 --out " + graph.string()).exit_code == 0);
   REQUIRE(run("generate bal --cameras 2 --points 5 --observations-per-point 2 --out " + bal.string()).exit_code == 0);
   CHECK(run("solve " + graph.string() + " --plot").exit_code == 2);
-  const Run on_bal = run("solve " + bal.string() + " --plot " + (dir / "bal.svg").string());
-  CAPTURE(on_bal.out);
-  CHECK(on_bal.exit_code == 2);
-  CHECK(on_bal.out.find("--plot draws pose graphs") != std::string::npos);
-  CHECK_FALSE(fs::exists(dir / "bal.svg"));
   const Run unwritable = run("solve " + graph.string() + " --plot " + (dir / "missing" / "x.svg").string());
   CAPTURE(unwritable.out);
   CHECK(unwritable.exit_code == 1);
   CHECK(unwritable.out.find("cannot write the plot") != std::string::npos);
+}
+
+// Issue 19, item 2: a BAL file's --plot solves and draws what fits bundle adjustment:
+// reprojection-error histograms before and after, and the cost per iteration.
+TEST_CASE("lsjit solve FILE.bal --plot draws reprojection errors before and after, and the cost") {
+  const fs::path dir = fresh_dir("bal");
+  const fs::path bal = dir / "bal.txt", svg = dir / "bal.svg";
+  REQUIRE(run("generate bal --cameras 4 --points 60 --observations-per-point 3 --noise 0.5 --out " + bal.string())
+              .exit_code == 0);
+  const Run r = run("solve " + bal.string() + " --plot " + svg.string() + " --json");
+  CAPTURE(r.out);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(fs::exists(svg));
+  std::ifstream in(svg);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto doc = lsjit::testing::parse_svg(text);
+  CHECK(doc.title == "lsjit solve bal.txt");
+  CHECK(text.find("4 cameras, 60 points, 180 observations") != std::string::npos);
+  CHECK(text.find(">before: initial estimate<") != std::string::npos);
+  CHECK(text.find(">after: ") != std::string::npos);
+  CHECK(text.find("reprojection error (pixels)") != std::string::npos);
+  CHECK(doc.count("polyline") == 1);  // the cost curve
+  // Both histograms hold every observation: the bars' heights, in pixels, sum to the
+  // same total before and after (one count scale), and at least one bar each.
+  double height[2] = {0, 0};
+  int bars[2] = {0, 0};
+  for (const auto* e : doc.all("rect")) {
+    if (e->attribute("class") != "bar") continue;
+    const int panel = std::stod(e->attribute("x")) < 500 ? 0 : 1;
+    height[panel] += std::stod(e->attribute("height"));
+    ++bars[panel];
+  }
+  CHECK(bars[0] >= 1);
+  CHECK(bars[1] >= 1);
+  CHECK(height[0] == doctest::Approx(height[1]).epsilon(0.02));
 }

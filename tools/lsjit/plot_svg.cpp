@@ -221,6 +221,34 @@ void cost_panel(Svg& svg, int i, const std::vector<double>& costs) {
   svg.text(tx, a.top + 34, "final " + general(costs.back()), 12, " text-anchor=\"end\"");
 }
 
+// A histogram panel: `values` (the finite ones) counted in kHistogramBins equal bins over
+// [0, top), the last bin also holding every value >= top; bars are <rect class="bar">, the
+// y axis (count) runs to y_max, shared by the panels that are compared.
+constexpr int kHistogramBins = 30;
+std::vector<size_t> histogram(const std::vector<double>& values, double top) {
+  std::vector<size_t> counts(kHistogramBins, 0);
+  for (double v : values)
+    if (std::isfinite(v) && v >= 0)
+      ++counts[std::min<size_t>(kHistogramBins - 1, static_cast<size_t>(v / top * kHistogramBins))];
+  return counts;
+}
+
+void histogram_panel(Svg& svg, int i, const std::string& heading, const std::vector<size_t>& counts,
+                     double top, double y_max, const std::string& x_name) {
+  panel_heading(svg, i, heading);
+  const Area a{panel_x(i) + kPlotInsetLeft, kPlotTop, kPlotSize, 0, top, 0, y_max};
+  const std::vector<double> xt = nice_ticks(0, top, 5), yt = nice_ticks(0, y_max, 5);
+  linear_axes(svg, a, xt, yt, tick_step(xt, top), tick_step(yt, y_max));
+  axis_names(svg, a, x_name, "count");
+  const double width = a.size / kHistogramBins;
+  for (size_t b = 0; b < counts.size(); ++b) {
+    if (counts[b] == 0) continue;
+    const double y = a.sy(static_cast<double>(counts[b]));
+    svg.raw("<rect class=\"bar\" x=\"" + px(a.left + b * width) + "\" y=\"" + px(y) + "\" width=\"" +
+            px(width - 1) + "\" height=\"" + px(a.top + a.size - y) + "\" fill=\"" + kOdometryColor + "\"/>\n");
+  }
+}
+
 void legend(Svg& svg, double y) {
   const double x = panel_x(0) + kPlotInsetLeft;
   svg.line(x, y, x + 28, y, kOdometryColor, 1.4);
@@ -298,17 +326,24 @@ std::string xml_escape(std::string_view text) {
   return out;
 }
 
+namespace {
+// The document's start: canvas, <title>, background, title and subtitle lines.
+void document_start(Svg& svg, const std::string& title, const std::string& subtitle) {
+  svg.raw("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + px(kCanvasWidth) + "\" height=\"" +
+          px(kCanvasHeight) + "\" viewBox=\"0 0 " + px(kCanvasWidth) + " " + px(kCanvasHeight) +
+          "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" fill=\"" + kTextColor + "\">\n");
+  svg.raw("<title>" + xml_escape(title) + "</title>\n");
+  svg.raw("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
+  svg.text(kPanelLeft, 36, title, 20, " font-weight=\"bold\"");
+  if (!subtitle.empty()) svg.text(kPanelLeft, 60, subtitle, 13, " fill=\"#555555\"");
+}
+}  // namespace
+
 std::string solve_plot_svg(const SolvePlot& plot) {
   if (plot.before.size() != plot.after.size())
     throw std::invalid_argument("solve_plot_svg: before and after have different numbers of vertices");
   Svg svg;
-  svg.raw("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + px(kCanvasWidth) + "\" height=\"" +
-          px(kCanvasHeight) + "\" viewBox=\"0 0 " + px(kCanvasWidth) + " " + px(kCanvasHeight) +
-          "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" fill=\"" + kTextColor + "\">\n");
-  svg.raw("<title>" + xml_escape(plot.title) + "</title>\n");
-  svg.raw("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
-  svg.text(kPanelLeft, 36, plot.title, 20, " font-weight=\"bold\"");
-  if (!plot.subtitle.empty()) svg.text(kPanelLeft, 60, plot.subtitle, 13, " fill=\"#555555\"");
+  document_start(svg, plot.title, plot.subtitle);
 
   // One scale for both graph panels: the square around every drawable vertex, 4% margin.
   double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
@@ -329,6 +364,34 @@ std::string solve_plot_svg(const SolvePlot& plot) {
   }
   cost_panel(svg, 2, plot.costs);
   legend(svg, kPlotBottom + 70);
+  svg.raw("</svg>\n");
+  return svg.str();
+}
+
+std::string bundle_plot_svg(const BundlePlot& plot) {
+  Svg svg;
+  document_start(svg, plot.title, plot.subtitle);
+  // One x range for both histograms, so that the shift of the errors shows: up to the 99th
+  // percentile of the initial errors (a few huge outliers would squeeze the rest into one
+  // bar; they land in the last bin), or of the final ones if larger.
+  auto percentile99 = [](std::vector<double> v) {
+    v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x) || x < 0; }), v.end());
+    if (v.empty()) return 0.0;
+    const size_t k = (v.size() - 1) * 99 / 100;
+    std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(k), v.end());
+    return v[k];
+  };
+  double top = std::max(percentile99(plot.errors_before), percentile99(plot.errors_after));
+  if (!(top > 0)) top = 1;
+  const std::vector<size_t> before = histogram(plot.errors_before, top), after = histogram(plot.errors_after, top);
+  size_t highest = 1;
+  for (const auto* counts : {&before, &after}) highest = std::max(highest, *std::max_element(counts->begin(), counts->end()));
+  const double y_max = static_cast<double>(highest) * 1.05;
+  histogram_panel(svg, 0, "before: initial estimate", before, top, y_max, plot.error_name);
+  histogram_panel(svg, 1, plot.after_label, after, top, y_max, plot.error_name);
+  cost_panel(svg, 2, plot.costs);
+  svg.text(panel_x(0) + kPlotInsetLeft, kPlotBottom + 70,
+           "the last bin also counts every error beyond " + general(top) + " (the 99th percentile)", 12);
   svg.raw("</svg>\n");
   return svg.str();
 }

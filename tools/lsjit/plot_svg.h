@@ -1,5 +1,6 @@
-// The picture `lsjit solve FILE.g2o --plot FILE.svg` draws, as plain C++: pure functions
-// from numbers to SVG text, no dependencies beyond the standard library.
+// The pictures `lsjit solve FILE --plot FILE.svg` draws, as plain C++: pure functions from
+// numbers to SVG text, no dependencies beyond the standard library. Pose graphs get
+// solve_plot_svg; bundle adjustment gets bundle_plot_svg (below).
 //
 // solve_plot_svg draws three panels side by side on one canvas:
 //   before  the initial estimate           odometry chains as polylines, loop closures as
@@ -53,6 +54,19 @@ struct SolvePlot {
 };
 
 std::string solve_plot_svg(const SolvePlot& plot);
+
+// The picture for a problem that is not a pose graph (bundle adjustment): histograms of a
+// per-residual error before and after, on one x range (to the 99th percentile of the
+// larger; the last bin also counts everything beyond) and one count scale, bars as
+// <rect class="bar">, and the cost panel as above.
+struct BundlePlot {
+  std::string title, subtitle;
+  std::vector<double> errors_before, errors_after;  // one per observation, >= 0
+  std::string error_name = "reprojection error (pixels)";
+  std::vector<double> costs;  // per iteration, [0] the initial cost
+  std::string after_label = "after";
+};
+std::string bundle_plot_svg(const BundlePlot& plot);
 
 // Tick positions at 1, 2 or 5 times a power of ten covering [lo, hi] with about `target`
 // ticks, all within [lo, hi]. lo < hi, both finite.

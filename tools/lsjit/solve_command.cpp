@@ -107,8 +107,10 @@ SolveResult solve_file(const SolveFlags& f, std::ostream& err) {
   if (f.format == "bal") {
     io::BalProblem bal = io::read_bal(f.file);
     BalLeastSquares p = make_bal_problem(bal, f.loss);
-    SolveResult r = p.problem.analyze().solve(p.initial, f.options);
+    const AnalyzedProblem analyzed = p.problem.analyze();
+    SolveResult r = analyzed.solve(p.initial, f.options);
     r.summary.record_initialization(f.init, 0);
+    if (!f.plot_file.empty()) write_bundle_plot(f.plot_file, f.file, bal, analyzed, p.initial, r);
     if (!f.out_file.empty() && r.summary.usable()) {
       update_bal(bal, r.values);
       io::write_bal(f.out_file, bal);
@@ -152,11 +154,6 @@ int solve_command(const Args& args, std::ostream& out, std::ostream& err) {
     err << "lsjit solve: " << printable(f.file) << ": cannot tell the format (expected g2o VERTEX_ / EDGE_ "
         << "lines, or a BAL header of three counts); pass --format\n";
     return 1;
-  }
-  if (!f.plot_file.empty() && f.format != "g2o") {
-    err << "lsjit solve: --plot draws pose graphs (g2o files); " << printable(f.file) << " is " << f.format
-        << "\n";
-    return 2;
   }
   if (f.init != "file" && f.format != "g2o") {
     err << "lsjit solve: --init " << f.init << " initializes pose graphs (g2o files); " << printable(f.file)

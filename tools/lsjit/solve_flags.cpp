@@ -35,9 +35,10 @@ Solves a g2o pose graph or a BAL bundle-adjustment file and prints the solver su
 
   --format g2o|bal      the file's format (default: from its content)
   --out FILE            write the solution in the same format (a regular file or a new one)
-  --plot FILE.svg       draw the pose graph before (the initial poses, see --init) and
-                        after, and the cost per iteration (g2o only; 3D graphs projected
-                        on the x-y plane)
+  --plot FILE.svg       draw the solve: a pose graph before (the initial poses, see
+                        --init) and after (3D graphs projected on the x-y plane), or a
+                        BAL problem's reprojection errors before and after (histograms);
+                        and the cost per iteration
   --linear-solver NAME  auto (default: chosen from the problem's structure, and the report
                         says which and why), sparse_cholesky, dense_cholesky,
                         eigen_sparse_cholesky, cg, subgraph_cg, dense_schur, sparse_schur,

@@ -1,6 +1,7 @@
 // The data of the --plot picture from a pose graph and a SolveResult (solve_plot.h).
 #include "solve_plot.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -59,13 +60,50 @@ SolvePlot make_solve_plot(const std::string& name, const io::PoseGraph& before, 
   return plot;
 }
 
-void write_solve_plot(const std::string& svg_path, const std::string& name, const io::PoseGraph& before,
-                      const SolveResult& result) {
-  const std::string svg = solve_plot_svg(make_solve_plot(name, before, result));
+namespace {
+void write_svg(const std::string& svg_path, const std::string& svg) {
   std::ofstream out(svg_path, std::ios::binary | std::ios::trunc);
   out << svg;
   out.close();
   if (!out) throw Error(svg_path + ": cannot write the plot");
+}
+
+std::vector<double> reprojection_errors(const AnalyzedProblem& analyzed, const Values& values) {
+  std::vector<double> errors;
+  for (const InstanceEvaluation& e : analyzed.evaluate_instances(values, analyzed.all_instances(), false))
+    errors.push_back(std::sqrt(e.squared_norm));
+  return errors;
+}
+}  // namespace
+
+void write_solve_plot(const std::string& svg_path, const std::string& name, const io::PoseGraph& before,
+                      const SolveResult& result) {
+  write_svg(svg_path, solve_plot_svg(make_solve_plot(name, before, result)));
+}
+
+BundlePlot make_bundle_plot(const std::string& name, const io::BalProblem& bal, const AnalyzedProblem& analyzed,
+                            const Values& initial, const SolveResult& result) {
+  BundlePlot plot;
+  plot.title = "lsjit solve " + std::filesystem::path(name).filename().string();
+  plot.subtitle = "bundle adjustment, " + grouped(bal.cameras.size()) + " cameras, " +
+                  grouped(bal.points.size()) + " points, " + grouped(bal.observations.size()) +
+                  " observations; error = |predicted - observed| per observation";
+  plot.errors_before = reprojection_errors(analyzed, initial);
+  if (result.summary.usable()) {
+    plot.errors_after = reprojection_errors(analyzed, result.values);
+    plot.after_label = "after: " + std::to_string(result.summary.iterations) + " iterations, " +
+                       std::string(termination_name(result.summary.termination));
+  } else {
+    plot.errors_after = plot.errors_before;
+    plot.after_label = "after: solve failed, initial estimate shown";
+  }
+  for (const IterationSummary& it : result.summary.per_iteration) plot.costs.push_back(it.cost);
+  return plot;
+}
+
+void write_bundle_plot(const std::string& svg_path, const std::string& name, const io::BalProblem& bal,
+                       const AnalyzedProblem& analyzed, const Values& initial, const SolveResult& result) {
+  write_svg(svg_path, bundle_plot_svg(make_bundle_plot(name, bal, analyzed, initial, result)));
 }
 
 }  // namespace lsjit::cli

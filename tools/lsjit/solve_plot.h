@@ -1,4 +1,4 @@
-// `lsjit solve FILE.g2o --plot FILE.svg`: from a pose graph and its solve to the picture of
+// `lsjit solve FILE --plot FILE.svg`: from a pose graph and its solve to the picture of
 // plot_svg.h. The graph panels show the x-y positions of the poses (3D graphs projected on
 // the x-y plane, which the subtitle says); the cost panel the cost after each iteration
 // (SolveSummary::per_iteration).
@@ -7,6 +7,7 @@
 #include <string>
 
 #include "lsjit/runtime/analyzed_problem.h"
+#include "lsjit/runtime/io/bal.h"
 #include "lsjit/runtime/io/g2o.h"
 #include "plot_svg.h"
 
@@ -20,5 +21,15 @@ SolvePlot make_solve_plot(const std::string& name, const io::PoseGraph& before, 
 // Writes solve_plot_svg(make_solve_plot(...)) to `svg_path`; lsjit::Error if it cannot.
 void write_solve_plot(const std::string& svg_path, const std::string& name, const io::PoseGraph& before,
                       const SolveResult& result);
+
+// `lsjit solve FILE.bal --plot FILE.svg`: each observation's reprojection error ‖r‖ in
+// pixels (the residual before any loss, AnalyzedProblem::evaluate_instances with the
+// Residual kernels the solve used) at `initial` and at the result (the initial values
+// again, and a heading that says so, when the solve is not usable), and the cost per
+// iteration. `bal` gives the counts for the subtitle.
+BundlePlot make_bundle_plot(const std::string& name, const io::BalProblem& bal, const AnalyzedProblem& analyzed,
+                            const Values& initial, const SolveResult& result);
+void write_bundle_plot(const std::string& svg_path, const std::string& name, const io::BalProblem& bal,
+                       const AnalyzedProblem& analyzed, const Values& initial, const SolveResult& result);
 
 }  // namespace lsjit::cli
