@@ -30,6 +30,18 @@ std::string grouped(size_t n) {
   return out;
 }
 
+// The after panel's heading, and the cost per iteration, of both pictures.
+std::string after_heading(const SolveResult& result) {
+  return result.summary.usable() ? "after: " + std::to_string(result.summary.iterations) + " iterations, " +
+                                       std::string(termination_name(result.summary.termination))
+                                 : "after: solve failed, initial estimate shown";
+}
+std::vector<double> costs_per_iteration(const SolveResult& result) {
+  std::vector<double> costs;
+  for (const IterationSummary& it : result.summary.per_iteration) costs.push_back(it.cost);
+  return costs;
+}
+
 }  // namespace
 
 SolvePlot make_solve_plot(const std::string& name, const io::PoseGraph& before, const SolveResult& result) {
@@ -46,17 +58,14 @@ SolvePlot make_solve_plot(const std::string& name, const io::PoseGraph& before, 
                   grouped(plot.topology.loop_closures.size()) + " loop closures)" +
                   (before.dimension == 3 ? "; 3D poses projected on the x-y plane" : "");
   plot.before = positions(before);
+  plot.after = plot.before;
   if (result.summary.usable()) {
     io::PoseGraph after = before;
     update_poses(after, result.values);
     plot.after = positions(after);
-    plot.after_label = "after: " + std::to_string(result.summary.iterations) + " iterations, " +
-                       std::string(termination_name(result.summary.termination));
-  } else {
-    plot.after = plot.before;
-    plot.after_label = "after: solve failed, initial estimate shown";
   }
-  for (const IterationSummary& it : result.summary.per_iteration) plot.costs.push_back(it.cost);
+  plot.after_label = after_heading(result);
+  plot.costs = costs_per_iteration(result);
   return plot;
 }
 
@@ -89,15 +98,9 @@ BundlePlot make_bundle_plot(const std::string& name, const io::BalProblem& bal, 
                   grouped(bal.points.size()) + " points, " + grouped(bal.observations.size()) +
                   " observations; error = |predicted - observed| per observation";
   plot.errors_before = reprojection_errors(analyzed, initial);
-  if (result.summary.usable()) {
-    plot.errors_after = reprojection_errors(analyzed, result.values);
-    plot.after_label = "after: " + std::to_string(result.summary.iterations) + " iterations, " +
-                       std::string(termination_name(result.summary.termination));
-  } else {
-    plot.errors_after = plot.errors_before;
-    plot.after_label = "after: solve failed, initial estimate shown";
-  }
-  for (const IterationSummary& it : result.summary.per_iteration) plot.costs.push_back(it.cost);
+  plot.errors_after = result.summary.usable() ? reprojection_errors(analyzed, result.values) : plot.errors_before;
+  plot.after_label = after_heading(result);
+  plot.costs = costs_per_iteration(result);
   return plot;
 }
 
