@@ -42,8 +42,6 @@ double seconds_since(Clock::time_point start) {
 // searches: Ladybug-49's 63,686 references took 2.7 ms of analyze() that way.
 constexpr uint64_t kDenseIdSpan = 4;
 
-// How many unused constants a warning names (the rest are counted).
-constexpr size_t kNamedUnused = 3;
 
 // The span hi − lo + 1 of IDs in [lo, hi] if an array over it is worth it for `rows` of
 // them, else 0 (also when the span overflows: the int64 extremes).
@@ -331,11 +329,8 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
   }
   // Constants no cost uses: accepted (a mask entry that matches nothing), and reported.
   for (const auto& [type_name, id] : constant_) {
-    const auto used = std::find_if(layout->types.begin(), layout->types.end(), [&](const detail::TypeTable& t) {
-      return t.type->name == type_name && std::binary_search(t.ids.begin(), t.ids.end(), id);
-    });
-    if (used != layout->types.end()) continue;
-    if (layout->unused_constants++ < kNamedUnused)
+    if (layout->uses_variable(type_name, id)) continue;
+    if (layout->unused_constants++ < detail::ProblemLayout::kNamedUnusedVariables)
       layout->unused_constant_names.push_back(type_name + " variable " + std::to_string(id));
   }
   layout->first_eliminated = static_cast<int64_t>(layout->free.size());

@@ -74,10 +74,8 @@ std::vector<std::string> unused_warnings(const detail::ProblemLayout& L, const V
   if (values.size() > used) {
     std::vector<std::string> names;
     values.for_each([&](const VariableType& type, int64_t id, const double*) {
-      if (names.size() >= 3) return;
-      for (const detail::TypeTable& t : L.types)
-        if (t.type->name == type.name && std::binary_search(t.ids.begin(), t.ids.end(), id)) return;
-      names.push_back(type.name + " variable " + std::to_string(id));
+      if (names.size() < detail::ProblemLayout::kNamedUnusedVariables && !L.uses_variable(type.name, id))
+        names.push_back(type.name + " variable " + std::to_string(id));
     });
     const size_t unused = values.size() - used;
     warnings.push_back(std::to_string(unused) + " initial value(s) of variables no cost uses, passed through "

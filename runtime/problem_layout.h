@@ -19,11 +19,13 @@
 // into waves (evaluator.h).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lsjit/compiler/kernel_cache.h"
@@ -107,10 +109,17 @@ struct ProblemLayout {
   std::string eliminated_type;  // "" when none
   size_t residuals = 0;  // Σ instances * residual_dim
   size_t constant_variables = 0;
-  // Variables set_constant() named that no cost uses: how many, and the first few as
-  // "TYPE variable ID" (SolveSummary::warnings).
+  // Variables set_constant() named that no cost uses: how many, and the first
+  // kNamedUnusedVariables as "TYPE variable ID" (SolveSummary::warnings).
+  static constexpr size_t kNamedUnusedVariables = 3;
   size_t unused_constants = 0;
   std::vector<std::string> unused_constant_names;
+  // Whether a cost uses the variable (its type's table lists the id; ids are sorted).
+  bool uses_variable(std::string_view type_name, int64_t id) const {
+    return std::any_of(types.begin(), types.end(), [&](const TypeTable& t) {
+      return t.type->name == type_name && std::binary_search(t.ids.begin(), t.ids.end(), id);
+    });
+  }
 
   std::shared_ptr<const linear::BlockPattern> pattern;  // of H, over the free variables
   // H gather: for stored block b (pattern order), sources h_sources[h_begin[b] ..
