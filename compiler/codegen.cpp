@@ -1264,16 +1264,20 @@ void verify(const llvm::Module& module) {
 // So the optimization stage only cuts the bodies into blocks (kChunkInstructions), which
 // the lowering leaves as one block each so that the unoptimized IR reads as straight-line
 // code.
-void optimize(const std::vector<Cut>& cuts) {
+// Returns how many cuts it made.
+size_t optimize(const std::vector<Cut>& cuts) {
+  size_t made = 0;
   for (const Cut& cut : cuts) {
     llvm::Instruction* next = cut.after->getNextNode();
     if (!next || next->isTerminator() || llvm::isa<llvm::PHINode>(next)) continue;
+    ++made;
     llvm::BasicBlock* rest = cut.after->getParent()->splitBasicBlock(next, "chunk");
     llvm::BasicBlock* head = rest->getSinglePredecessor();
     head->getTerminator()->eraseFromParent();
     llvm::IRBuilder<> b(head);
     b.CreateCondBr(b.CreateICmp(cut.pred, cut.lhs, cut.rhs), rest, cut.exit);
   }
+  return made;
 }
 
 std::string emit(llvm::Module& module, llvm::TargetMachine& tm, llvm::CodeGenFileType type) {
@@ -1346,9 +1350,14 @@ std::string kernel_text(const ir::Trace& mode_graph, const KernelLayout& layout,
     verify(*p.module);
     return module_text(*p.module);
   }
-  optimize(p.cuts);
+  const size_t cuts = optimize(p.cuts);
   verify(*p.module);
-  if (stage == TextStage::Optimized) return module_text(*p.module);
+  // Said in the text, because without it this stage reads like --stage llvm printed twice.
+  if (stage == TextStage::Optimized)
+    return "; optimized: lsjit runs no LLVM IR passes (measured; see optimize() in\n"
+           "; compiler/codegen.cpp). This stage is the llvm stage with the straight-line\n"
+           "; bodies cut into blocks of " + std::to_string(kChunkInstructions) +
+           " IR nodes each: " + std::to_string(cuts) + " cuts.\n" + module_text(*p.module);
   return emit(*p.module, *p.tm, llvm::CodeGenFileType::AssemblyFile);
 }
 

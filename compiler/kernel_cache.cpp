@@ -228,8 +228,11 @@ KernelCache::Lookup KernelCache::lookup(const ir::Trace& traced, KernelMode mode
   }
   if (options_.log_compiles) {
     const StageTimes& t = kernel->times;
+    // The trace's name is LSJIT_DUMP_DIR's file stem (<cost>-<12 hex digits of the
+    // structural hash>), so the log line leads from a cache ID to the dumped IR.
     std::string line = "lsjit: kernel " + name + " " + std::string(mode_name(mode)) + " " +
-                       short_id(key) + ": ";
+                       short_id(key) + " (trace " + name + "-" +
+                       std::string(key.part("structural_hash").substr(0, 12)) + "): ";
     if (source == KernelSource::Compiled)
       line += "compiled in " + ms(kernel->obtain_s + t.trace_s) + " ms (trace " + ms(t.trace_s) +
               ", differentiate " + ms(t.differentiate_s) + ", simplify " + ms(t.simplify_s) +

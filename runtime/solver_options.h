@@ -198,6 +198,17 @@ inline constexpr int kMaxThreads = 1024;
 // Ceres has the option.
 std::string validate(const SolverOptions& options);
 
+// One numeric option, as validate() checks it: the table docs/solving.md's option list is
+// tested against, so that the documented defaults and ranges cannot drift from the code.
+struct OptionRange {
+  std::string name;   // "max_iterations", "constraints.initial_penalty"
+  double value = 0;   // its value in the options given
+  std::string range;  // what validate() accepts: "an integer from 0 to 2147483647"
+};
+// Every numeric field of `options` (constraints included) validate() checks, in its order.
+// The cross-field rules (min <= initial <= max) are not listed.
+std::vector<OptionRange> option_ranges(const SolverOptions& options);
+
 
 enum class Termination {
   FunctionTolerance,

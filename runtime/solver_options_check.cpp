@@ -8,11 +8,14 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "lsjit/runtime/solver_options.h"
 
 namespace lsjit {
 namespace {
+
+constexpr double kMaxFinite = 1.7976931348623157e308;
 
 struct Range {
   double lo, hi;
@@ -24,14 +27,14 @@ struct Range {
   }
   std::string describe() const {
     const bool unbounded = std::isinf(hi);
-    const char* kind = integer ? "an integer" : "a number";
-    std::string s = kind;
+    const bool finite = hi == kMaxFinite;  // "a finite number", not "(0, 1.79769e+308]"
+    std::string s = integer ? "an integer" : finite ? "a finite number" : "a number";
     auto num = [this](double x) {
       char buf[32];
       std::snprintf(buf, sizeof buf, integer ? "%.0f" : "%g", x);
       return std::string(buf);
     };
-    if (unbounded) return s + (lo_open ? " > " : " >= ") + num(lo);
+    if (unbounded || finite) return s + (lo_open ? " > " : " >= ") + num(lo);
     if (!integer || lo_open) return s + " in " + (lo_open ? "(" : "[") + num(lo) + ", " + num(hi) + "]";
     return s + " from " + num(lo) + " to " + num(hi);
   }
@@ -39,7 +42,7 @@ struct Range {
 
 constexpr double kInf = INFINITY;
 constexpr Range kNonNegative{0, kInf};               // tolerances, times: +inf allowed
-constexpr Range kPositiveFinite{0, 1.7976931348623157e308, true};
+constexpr Range kPositiveFinite{0, kMaxFinite, true};
 constexpr Range kCount{0, 2147483647.0, false, true};
 constexpr Range kPositiveCount{1, 2147483647.0, false, true};
 
@@ -53,7 +56,7 @@ struct Rule {
 const Rule kRules[] = {
     {"initial_trust_region_radius", [](const SolverOptions& o) { return o.initial_trust_region_radius; }, kPositiveFinite},
     {"max_trust_region_radius", [](const SolverOptions& o) { return o.max_trust_region_radius; }, kPositiveFinite},
-    {"min_trust_region_radius", [](const SolverOptions& o) { return o.min_trust_region_radius; }, {0, 1.7976931348623157e308}},
+    {"min_trust_region_radius", [](const SolverOptions& o) { return o.min_trust_region_radius; }, {0, kMaxFinite}},
     {"min_relative_decrease", [](const SolverOptions& o) { return o.min_relative_decrease; }, {0, 1, false}},
     {"min_lm_diagonal", [](const SolverOptions& o) { return o.min_lm_diagonal; }, kPositiveFinite},
     {"max_lm_diagonal", [](const SolverOptions& o) { return o.max_lm_diagonal; }, kPositiveFinite},
@@ -62,14 +65,14 @@ const Rule kRules[] = {
     {"parameter_tolerance", [](const SolverOptions& o) { return o.parameter_tolerance; }, kNonNegative},
     {"max_iterations", [](const SolverOptions& o) { return o.max_iterations; }, kCount},
     {"max_time_s", [](const SolverOptions& o) { return o.max_time_s; }, kNonNegative},
-    {"max_direct_factor_bytes", [](const SolverOptions& o) { return o.max_direct_factor_bytes; }, {0, 1.7976931348623157e308}},
+    {"max_direct_factor_bytes", [](const SolverOptions& o) { return o.max_direct_factor_bytes; }, {0, kMaxFinite}},
     {"max_direct_factorization_flops", [](const SolverOptions& o) { return o.max_direct_factorization_flops; }, {0, kInf}},
     {"max_linear_iterations", [](const SolverOptions& o) { return o.max_linear_iterations; }, kPositiveCount},
     {"linear_relative_tolerance", [](const SolverOptions& o) { return o.linear_relative_tolerance; }, {0, 1}},
     {"max_num_refinement_iterations", [](const SolverOptions& o) { return o.max_num_refinement_iterations; }, kPositiveCount},
     {"num_threads", [](const SolverOptions& o) { return o.num_threads; }, {0, kMaxThreads, false, true}},
     {"constraints.initial_penalty", [](const SolverOptions& o) { return o.constraints.initial_penalty; }, kPositiveFinite},
-    {"constraints.penalty_factor", [](const SolverOptions& o) { return o.constraints.penalty_factor; }, {1, 1.7976931348623157e308}},
+    {"constraints.penalty_factor", [](const SolverOptions& o) { return o.constraints.penalty_factor; }, {1, kMaxFinite}},
     {"constraints.violation_reduction", [](const SolverOptions& o) { return o.constraints.violation_reduction; }, {0, 1, true}},
     {"constraints.max_penalty", [](const SolverOptions& o) { return o.constraints.max_penalty; }, kPositiveFinite},
     {"constraints.max_multiplier", [](const SolverOptions& o) { return o.constraints.max_multiplier; }, kPositiveFinite},
@@ -92,6 +95,12 @@ std::string ordered(const char* a, double va, const char* b, double vb) {
 }
 
 }  // namespace
+
+std::vector<OptionRange> option_ranges(const SolverOptions& o) {
+  std::vector<OptionRange> out;
+  for (const Rule& rule : kRules) out.push_back({rule.name, rule.get(o), rule.range.describe()});
+  return out;
+}
 
 std::string validate(const SolverOptions& o) {
   for (const Rule& rule : kRules) {

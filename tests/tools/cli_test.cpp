@@ -143,6 +143,9 @@ TEST_CASE("lsjit trace --stage llvm|optimized|asm prints the kernel of each mode
     REQUIRE(optimized.exit_code == 0);
     CHECK(optimized.out.find(symbol) != std::string::npos);
     CHECK(optimized.out != llvm.out);
+    // No IR passes run; the text says so, and what this stage changes (issue 19, item 14).
+    CHECK(optimized.out.find("; optimized: lsjit runs no LLVM IR passes") == 0);
+    CHECK(optimized.out.find(" cuts.\n") != std::string::npos);
     const Run assembly = run("trace se3_between --stage asm --mode " + mode + " --vector-width 4");
     REQUIRE(assembly.exit_code == 0);
     CHECK(assembly.out.find(symbol + ":") != std::string::npos);
