@@ -274,9 +274,13 @@ linear::BlockSparseSymmetric AnalyzedProblem::gauss_newton_matrix(const Values& 
 
 std::vector<AnalyzedProblem::GroupInfo> AnalyzedProblem::groups() const {
   std::vector<GroupInfo> out;
-  for (const auto& g : layout_->groups)
-    out.push_back({g.name, static_cast<size_t>(g.instances), g.residual_dim, g.residual->key.id(),
-                   g.normal->key.id()});
+  for (const auto& g : layout_->groups) {
+    GroupInfo info{g.name, static_cast<size_t>(g.instances), g.residual_dim, g.residual->key.id(),
+                   g.normal->key.id(), {}, {}};
+    for (const ir::VarSlot& v : g.traced.signature.vars) info.var_names.push_back(v.name);
+    for (const ir::DataSlot& d : g.traced.signature.data) info.data_names.push_back(d.name);
+    out.push_back(std::move(info));
+  }
   return out;
 }
 

@@ -108,6 +108,8 @@ class AnalyzedProblem {
     size_t instances = 0;
     uint32_t residual_dim = 0;
     std::string residual_kernel_id, normal_equations_kernel_id;  // cache entry ids
+    // The cost's argument names, per slot (Cost::named; default x0 x1 ..., d0 d1 ...).
+    std::vector<std::string> var_names, data_names;
   };
   std::vector<GroupInfo> groups() const;
   size_t num_instances() const;

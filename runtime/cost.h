@@ -37,6 +37,13 @@ struct Cost {
   std::vector<std::string> var_names;   // optional names for the IR text; default x0, x1, ...
   std::vector<std::string> data_names;  // default d0, d1, ...
 
+  // The same cost with its arguments named, in order: variable slots, then data slots, as
+  // the built-ins are (`.named({"camera", "point"}, {"obs"})`). The names show in the IR
+  // text (`lsjit trace`, LSJIT_DUMP_DIR), in the gradient checker's report and in trace
+  // errors; they are not part of the structural hash, so renaming never recompiles. Slots
+  // past the names keep the defaults. Tracing throws lsjit::Error, naming the cost, for
+  // more names than slots, a name that is not an identifier ([A-Za-z_][A-Za-z0-9_]*) or
+  // two slots of a kind with one name.
   Cost named(std::vector<std::string> vars, std::vector<std::string> data = {}) const {
     Cost c = *this;
     c.var_names = std::move(vars);
@@ -101,6 +108,21 @@ void append_residual(std::vector<Sym>& out, const Eigen::MatrixBase<Derived>& m)
   for (Eigen::Index i = 0; i < e.size(); ++i) out.push_back(e.data()[i]);
 }
 
+// Throws lsjit::Error when Cost::named gave more names than the cost has slots.
+inline void check_names_fit(const ir::Signature& sig, const std::vector<std::string>& var_names,
+                            const std::vector<std::string>& data_names) {
+  auto check = [&](const std::vector<std::string>& names, size_t slots, const char* kind) {
+    if (names.size() <= slots) return;
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw Error("lsjit: cost '" + sig.name + "' names " + std::to_string(names.size()) + " " + kind +
+                " arguments (" + list + ") but takes " + std::to_string(slots) +
+                ": expected at most one name per " + kind + " argument, in order");
+  };
+  check(var_names, sig.vars.size(), "variable");
+  check(data_names, sig.data.size(), "data");
+}
+
 template <class Arg>
 void declare(ir::Signature& sig, const std::vector<std::string>& var_names,
              const std::vector<std::string>& data_names) {
@@ -141,6 +163,7 @@ ir::Signature signature_of(const Cost<F>& cost) {
   sig.name = cost.name;
   sig.kind = cost.kind;
   (detail::declare<Args>(sig, cost.var_names, cost.data_names), ...);
+  detail::check_names_fit(sig, cost.var_names, cost.data_names);
   return sig;
 }
 

@@ -106,7 +106,7 @@ std::string GradientCheckResult::report() const {
   for (const GradientCheckEntry& e : worst) {
     out += "  " + (e.cost.empty() ? "group " + std::to_string(e.which.group) : "'" + e.cost + "'") + " instance " +
            std::to_string(e.which.instance) + " " + std::string(e.type) + " " + std::to_string(e.id) + " (slot " +
-           std::to_string(e.slot) + ") J(" + std::to_string(e.row) + "," + std::to_string(e.col) + "): " +
+           std::to_string(e.slot) + (e.slot_name.empty() ? "" : " " + e.slot_name) + ") J(" + std::to_string(e.row) + "," + std::to_string(e.col) + "): " +
            format("%.9g vs fd %.9g, abs %.3g rel %.3g excess %.3g", e.jacobian, e.finite_difference,
                   e.absolute_error, e.relative_error, e.excess) +
            "\n";
@@ -124,7 +124,10 @@ GradientCheckResult AnalyzedProblem::check_gradients(const Values& values, const
                                                  finite_difference_jacobians(values, which, options.relative_step),
                                                  options);
   const std::vector<GroupInfo> info = groups();
-  for (GradientCheckEntry& e : result.worst) e.cost = info[e.which.group].cost;
+  for (GradientCheckEntry& e : result.worst) {
+    e.cost = info[e.which.group].cost;
+    e.slot_name = info[e.which.group].var_names.at(e.slot);
+  }
   return result;
 }
 

@@ -46,6 +46,7 @@ struct GradientCheckEntry {
   CostInstance which;
   std::string cost;  // the group's cost name (check_gradients; "" from compare_jacobians)
   size_t slot = 0;
+  std::string slot_name;  // the cost's name for the slot (check_gradients; "" from compare_jacobians)
   std::string_view type;  // the slot's variable: type name (static storage) and ID
   int64_t id = 0;
   size_t row = 0, col = 0;
