@@ -301,3 +301,41 @@ TEST_CASE("ceres_cost_function rejects constraint costs") {
       "ceres_equality", [](const auto& v, lsjit::ScalarVar x) { return v[x] - 1.0; }, lsjit::CostKind::Equality);
   CHECK_THROWS_AS(lsjit::ceres_cost_function(equality, lsjit::ScalarVar()), lsjit::Error);
 }
+
+TEST_CASE("iteration counts: lsjit counts the step on which a tolerance fires, Ceres does not") {
+  // docs/porting_from_ceres.md ("Iteration counts"): Ceres returns as soon as its function
+  // or parameter tolerance holds, without taking that step or recording that iteration;
+  // lsjit takes the step when it lowers the cost and counts it. Same problem, same options.
+  const CurveData d = curve_data();
+  double m = 0, c = 0;
+  ceres::Problem problem;
+  lsjit::Problem p;
+  for (size_t i = 0; i < d.x.size(); ++i) {
+    problem.AddResidualBlock(new ceres::AutoDiffCostFunction<lsjit::testing::ExponentialFunctor, 1, 1, 1>(
+                                 new lsjit::testing::ExponentialFunctor{d.x[i], d.y[i]}),
+                             nullptr, &m, &c);
+    p.add(exponential_cost(), lsjit::ScalarVar(0), lsjit::ScalarVar(1), d.x[i], d.y[i]);
+  }
+  ceres::Solver::Summary ceres_summary;
+  ceres::Solve(lsjit::testing::quiet_options(ceres::DENSE_QR), &problem, &ceres_summary);
+  lsjit::Values initial;
+  initial.set(lsjit::ScalarVar(0), 0.0);
+  initial.set(lsjit::ScalarVar(1), 0.0);
+  lsjit::SolverOptions options;
+  options.linear_solver = lsjit::LinearSolver::DenseCholesky;
+  const lsjit::SolveSummary s = p.analyze().solve(initial, options).summary;
+  CAPTURE(ceres_summary.FullReport());
+  CAPTURE(s.report());
+  REQUIRE(ceres_summary.termination_type == ceres::CONVERGENCE);
+  REQUIRE(s.termination == lsjit::Termination::FunctionTolerance);
+  // Ceres' iterations hold iteration 0 and every iteration but the last; lsjit's every
+  // iteration but iteration 0. Ceres counts iteration 0 as a successful step, lsjit the
+  // last step, which it took.
+  CHECK(s.iterations == static_cast<int>(ceres_summary.iterations.size()));
+  CHECK(s.iterations == ceres_summary.num_successful_steps + ceres_summary.num_unsuccessful_steps);
+  CHECK(s.successful_steps == ceres_summary.num_successful_steps);
+  CHECK(s.per_iteration.back().step_accepted);
+  // The step Ceres did not take lowers the cost by at most function_tolerance of it.
+  CHECK(s.final_cost <= ceres_summary.final_cost);
+  CHECK(ceres_summary.final_cost - s.final_cost <= options.function_tolerance * ceres_summary.final_cost);
+}
