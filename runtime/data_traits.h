@@ -1,9 +1,15 @@
 // Data arguments of a cost: how a per-instance value of a given C++ type becomes a data
 // slot of the IR (a static shape) and, while tracing, the Sym-typed value the cost sees.
 //
-// Supported: double, fixed-size Eigen matrices of double (flattened in Eigen's storage
-// order, column-major by default), std::array<double, N>, and the Lie groups SO2d SE2d
-// SO3d SE3d (flattened as their parameters). The shape is static, the numbers are runtime.
+// Supported: double, fixed-size Eigen matrices of double (flattened column-major whatever
+// their storage order), std::array<double, N>, and the Lie groups SO2d SE2d SO3d SE3d
+// (flattened as their parameters). The shape is static, the numbers are runtime.
+//
+// Storage order is a property of the C++ value, not of the data: a row-major and a
+// column-major Matrix3d with the same entries are the same data. Both flatten to the same
+// column-major row and trace as the same column-major Sym matrix, so a cost gets one
+// kernel for either (before, each order traced to its own graph and compiled its own
+// kernels, and the cache blamed a captured value; issue 19, item 8).
 #pragma once
 
 #include <array>
@@ -47,18 +53,22 @@ struct DataTraits<double> {
 template <int R, int C, int Options, int MaxR, int MaxC>
 struct DataTraits<Eigen::Matrix<double, R, C, Options, MaxR, MaxC>> {
   static_assert(R > 0 && C > 0, "lsjit: data matrices must have a fixed size");
-  using Traced = Eigen::Matrix<Sym, R, C, Options, MaxR, MaxC>;
+  // Column-major, except a row vector, which Eigen requires to be row-major (one layout
+  // either way).
+  using Traced = Eigen::Matrix<Sym, R, C, (R == 1 && C != 1) ? Eigen::RowMajor : Eigen::ColMajor>;
   static constexpr int kRows = R, kCols = C;
   static std::string type_name() {
     return C == 1 ? "Vec" + std::to_string(R) : "Mat" + std::to_string(R) + "x" + std::to_string(C);
   }
   static Traced traced(const Sym* in) {
     Traced m;
-    for (int i = 0; i < R * C; ++i) m.data()[i] = in[i];
+    for (int j = 0; j < C; ++j)
+      for (int i = 0; i < R; ++i) m(i, j) = in[j * R + i];
     return m;
   }
   static void flatten(const Eigen::Matrix<double, R, C, Options, MaxR, MaxC>& m, double* out) {
-    for (int i = 0; i < R * C; ++i) out[i] = m.data()[i];
+    for (int j = 0; j < C; ++j)
+      for (int i = 0; i < R; ++i) out[j * R + i] = m(i, j);
   }
 };
 
