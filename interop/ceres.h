@@ -177,7 +177,7 @@ void flatten_data(std::vector<double>& out, const Arg& arg) {
 template <class F, class... Args>
 std::shared_ptr<const CeresKernels> ceres_kernels_for(const Cost<F>& cost) {
   auto make = [&] {
-    return make_ceres_kernels(std::apply([&](auto... example) { return trace_ambient(cost, example...); },
+    return make_ceres_kernels(std::apply([&](const auto&... example) { return trace_ambient(cost, example...); },
                                          std::tuple<data_type_t<Args>...>{}));
   };
   if constexpr (std::is_trivially_copyable_v<F>) {

@@ -263,7 +263,9 @@ class Problem {
     g->name = cost.name;
     g->identity = identity;
     g->trace = [cost] {
-      return std::apply([&](auto... example) { return lsjit::trace(cost, example...); }, Tuple{});
+      // By reference: trace() reads only the types, and a copy of a default-constructed
+      // Eigen matrix would read its uninitialized entries (-Wuninitialized).
+      return std::apply([&](const auto&... example) { return lsjit::trace(cost, example...); }, Tuple{});
     };
     if (!identity.empty()) by_identity_.emplace(identity, groups_.size());
     groups_.push_back(std::move(g));

@@ -250,7 +250,7 @@ TEST_CASE("planted machine code in the cache: lsjit solve and cache verify never
 TEST_CASE("lsjit cache on a missing, non-directory or untrusted folder says so and fails") {
   TempDir dir("cli_no_dir");
   write_bytes(dir / "file", "x");
-  for (const std::string& command : {"list", "stats", "verify", "clear", "gc --max-size 1M", "show 00"}) {
+  for (const std::string command : {"list", "stats", "verify", "clear", "gc --max-size 1M", "show 00"}) {
     CAPTURE(command);
     Run r = run("cache " + command + " --dir " + (dir / "missing").string());
     CHECK(r.exit_code == 1);

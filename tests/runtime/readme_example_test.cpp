@@ -58,7 +58,10 @@ TEST_CASE("the README's solve example runs as written, single and batched adds a
   initial.set(lsjit::SE2Var(0), truth[0]);
   lsjit::AnalyzedProblem analyzed = problem.analyze();
   std::ostringstream log;
-  lsjit::SolveResult r = analyzed.solve(initial, {.verbose = true, .log = &log});  // linear solver: Auto
+  lsjit::SolverOptions options;
+  options.verbose = true;
+  options.log = &log;  // the README prints to std::cout
+  lsjit::SolveResult r = analyzed.solve(initial, options);  // linear solver: Auto
   CAPTURE(r.summary.report());
   CHECK(analyzed.groups().size() == 1);  // single and batched adds share one kernel group
   CHECK(r.summary.final_cost < 1e-20);
