@@ -7,6 +7,7 @@
 #include "lsjit/ir/printer.h"
 #include "lsjit/ir/structural_hash.h"
 #include "lsjit/ir/sym_eigen.h"
+#include "lsjit/runtime/analyzed_problem.h"
 #include "lsjit/runtime/bal_problem.h"
 #include "lsjit/runtime/batch_solve.h"
 #include "lsjit/runtime/builtin_costs.h"

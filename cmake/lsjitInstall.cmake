@@ -1,5 +1,5 @@
 # `cmake --install` makes a CMake package (README.md, "Using lsjit from another CMake project"):
-#   include/lsjit/...               lsjit.h and the headers of ir/, compiler/ and runtime/
+#   include/lsjit/...               lsjit.h, costs.h and the headers of ir/, compiler/ and runtime/
 #   lib/liblsjit_*.a                the three static libraries
 #   bin/lsjit                       the CLI
 #   lib/lsjit/liblsjit_llvm.so      the LLVM compiler module, loaded on the first compile
@@ -16,7 +16,7 @@ set(LSJIT_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/lsjit)
 # Every header of the three libraries: they include only the standard library, Eigen and
 # each other (the package test checks this), so each is usable from the install tree. The
 # build tree sees the same files as <lsjit/...> through its include/lsjit symlink.
-install(FILES ${PROJECT_SOURCE_DIR}/lsjit.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lsjit)
+install(FILES ${PROJECT_SOURCE_DIR}/lsjit.h ${PROJECT_SOURCE_DIR}/costs.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lsjit)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/ir ${PROJECT_SOURCE_DIR}/compiler ${PROJECT_SOURCE_DIR}/runtime
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lsjit
         FILES_MATCHING PATTERN "*.h")

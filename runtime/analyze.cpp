@@ -25,6 +25,7 @@
 #include "lsjit/ir/normal_equations.h"
 #include "lsjit/ir/printer.h"
 #include "lsjit/ir/structural_hash.h"
+#include "lsjit/runtime/analyzed_problem.h"
 #include "lsjit/runtime/problem.h"
 #include "lsjit/runtime/problem_layout.h"
 

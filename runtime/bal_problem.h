@@ -4,6 +4,7 @@
 // constant (BAL's gauge freedom is left to the damping, as Ceres' bundle_adjuster does).
 #pragma once
 
+#include "lsjit/runtime/analyzed_problem.h"
 #include "lsjit/runtime/io/bal.h"
 #include "lsjit/runtime/problem.h"
 

@@ -5,6 +5,7 @@
 // vertices (its FIX lines, else the lowest id) held constant.
 #pragma once
 
+#include "lsjit/runtime/analyzed_problem.h"
 #include "lsjit/runtime/io/g2o.h"
 #include "lsjit/runtime/problem.h"
 #include "lsjit/runtime/solver_options.h"

@@ -23,6 +23,10 @@
 // cost name whose captured values differ trace to different graphs: analyze() compiles
 // each, and the kernel cache counts and explains the recompile (pass varying values as
 // data instead).
+//
+// This header declares analyze() but does not define AnalyzedProblem: a translation unit
+// that only writes costs and adds them (<lsjit/costs.h>) does not pay for the solver's
+// headers. Call analyze() where analyzed_problem.h (or <lsjit/lsjit.h>) is included.
 #pragma once
 
 #include <array>
@@ -281,5 +285,3 @@ class Problem {
 };
 
 }  // namespace lsjit
-
-#include "lsjit/runtime/analyzed_problem.h"

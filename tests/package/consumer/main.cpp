@@ -1,6 +1,7 @@
-// A program outside lsjit, compiled against an installed lsjit: it includes
-// <lsjit/lsjit.h> from the install tree, defines its own cost, solves, and exits nonzero
-// when the answer is wrong (tests/package/install_and_build.cmake runs it).
+// A program outside lsjit, compiled against an installed lsjit: its cost lives in a
+// translation unit of its own that includes only <lsjit/costs.h> (circle_cost.cpp); this
+// one includes <lsjit/lsjit.h> from the install tree, solves, and exits nonzero when the
+// answer is wrong (tests/package/install_and_build.cmake runs it).
 //
 // The problem: fit a circle to points that lie exactly on one, so the fit must recover
 // its center and radius to rounding.
@@ -9,6 +10,10 @@
 #include <cmath>
 #include <iostream>
 #include <vector>
+
+// circle_cost.cpp
+void add_points_on_circle(lsjit::Problem& problem, lsjit::VecVar<2> center, lsjit::ScalarVar radius,
+                          const std::vector<Eigen::Vector2d>& points);
 
 int main() {
   const Eigen::Vector2d true_center(1.0, -2.0);
@@ -19,16 +24,10 @@ int main() {
     points.push_back(true_center + true_radius * Eigen::Vector2d(std::cos(angle), std::sin(angle)));
   }
 
-  // The residual of a point: its distance from the center minus the radius.
-  auto on_circle = lsjit::cost("on_circle",
-      [](const auto& v, lsjit::VecVar<2> center, lsjit::ScalarVar radius, const auto& point) {
-        return (point - v[center]).norm() - v[radius];
-      });
-
   lsjit::Problem problem;
   const lsjit::VecVar<2> center(0);
   const lsjit::ScalarVar radius(0);
-  problem.add(on_circle, center, radius, points);  // one instance per point
+  add_points_on_circle(problem, center, radius, points);
 
   lsjit::Values initial;
   initial.set(center, Eigen::Vector2d(0.0, 0.0));
