@@ -211,45 +211,27 @@ class Problem {
   AnalyzedProblem analyze(const AnalyzeOptions& options = {}) const;
 
  private:
+  // What add() instantiates per cost and argument types is only what depends on them:
+  // the batch lengths, the group's identity and trace, and the copying of IDs and data.
+  // Checks, lookups and bookkeeping are the out-of-line functions below (problem.cpp), so
+  // a translation unit that adds a cost compiles less (docs/benchmarks.md).
   template <class F, class... Args>
   void add_with_loss(const Cost<F>& cost, const Loss* loss, const Args&... args) {
     constexpr std::array<bool, sizeof...(Args)> is_batch{
         (detail::is_var_batch<std::remove_cvref_t<Args>>::value ||
          detail::is_data_batch<std::remove_cvref_t<Args>>::value)...};
     const std::array<size_t, sizeof...(Args)> lengths{detail::batch_length(args)...};
-    size_t n = 1, first_batch = sizeof...(Args);
-    for (size_t a = 0; a < sizeof...(Args); ++a) {
-      if (!is_batch[a]) continue;
-      if (lengths[a] == 0)
-        throw Error("lsjit::Problem::add(" + cost.name + "): argument " + std::to_string(a + 1) +
-                    " is an empty batch");
-      if (first_batch == sizeof...(Args)) {
-        first_batch = a;
-        n = lengths[a];
-      } else if (lengths[a] != n) {
-        throw Error("lsjit::Problem::add(" + cost.name + "): batches of different lengths: argument " +
-                    std::to_string(first_batch + 1) + " has " + std::to_string(n) + " entries, argument " +
-                    std::to_string(a + 1) + " has " + std::to_string(lengths[a]));
-      }
-    }
+    const size_t n = instance_count(cost.name, is_batch.data(), lengths.data(), sizeof...(Args));
 
     detail::CostGroup& g = group_for(cost, std::type_identity<std::tuple<detail::instance_type_t<Args>...>>{});
     uint32_t slot = 0;
     (detail::record_var(g, slot, args, n), ...);
-    const uint32_t stride = (detail::data_size<Args>() + ... + 0u);
-    g.data_stride = stride;
-    const size_t first = g.data.size();
-    g.data.resize(first + n * stride);
+    constexpr uint32_t stride = (detail::data_size<Args>() + ... + 0u);
+    double* rows = append_instances(g, n, stride, loss);
     for (size_t k = 0; k < n; ++k) {
       uint32_t offset = 0;
-      (detail::record_data(g.data.data() + first + k * stride, offset, args, k), ...);
+      (detail::record_data(rows + k * stride, offset, args, k), ...);
     }
-    if (loss || !g.losses.empty()) {
-      g.losses.resize(g.instances, TrivialLoss());
-      g.losses.insert(g.losses.end(), n, loss ? *loss : TrivialLoss());
-    }
-    g.instances += n;
-    instances_ += n;
   }
 
   template <class F, class Tuple>
@@ -261,20 +243,29 @@ class Problem {
                  std::string(reinterpret_cast<const char*>(&cost.function), sizeof(F));
       for (const auto& names : {cost.var_names, cost.data_names})
         for (const auto& name : names) identity += '\0' + name;
-      if (auto it = by_identity_.find(identity); it != by_identity_.end()) return *groups_[it->second];
+      if (detail::CostGroup* found = group_with_identity(identity)) return *found;
     }
-    auto g = std::make_unique<detail::CostGroup>();
-    g->name = cost.name;
-    g->identity = identity;
-    g->trace = [cost] {
+    return new_group(cost.name, std::move(identity), [cost] {
       // By reference: trace() reads only the types, and a copy of a default-constructed
       // Eigen matrix would read its uninitialized entries (-Wuninitialized).
       return std::apply([&](const auto&... example) { return lsjit::trace(cost, example...); }, Tuple{});
-    };
-    if (!identity.empty()) by_identity_.emplace(identity, groups_.size());
-    groups_.push_back(std::move(g));
-    return *groups_.back();
+    });
   }
+
+  // The number of instances an add() makes: the common length of its batches, 1 without
+  // any. Throws lsjit::Error, naming `cost` and the arguments, for an empty batch or
+  // batches of different lengths.
+  static size_t instance_count(const std::string& cost, const bool* is_batch, const size_t* lengths,
+                               size_t arguments);
+  // The group recorded under `identity` (never ""), or nullptr.
+  detail::CostGroup* group_with_identity(const std::string& identity);
+  // A new group; one with a non-empty identity is found again by group_with_identity.
+  detail::CostGroup& new_group(const std::string& name, std::string identity,
+                               std::function<ir::Trace()> trace);
+  // Appends n instances of `stride` doubles of data (and of `loss`, or the trivial loss
+  // where other instances have one) to `g` and counts them; returns the first new data
+  // row, for the caller to fill.
+  double* append_instances(detail::CostGroup& g, size_t n, uint32_t stride, const Loss* loss);
 
   std::vector<std::unique_ptr<detail::CostGroup>> groups_;
   std::map<std::string, size_t> by_identity_;

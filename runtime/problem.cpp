@@ -1,0 +1,58 @@
+// Problem::add()'s work that does not depend on the cost's type (problem.h): compiled once
+// here instead of in every translation unit that adds a cost.
+#include "lsjit/runtime/problem.h"
+
+#include <string>
+#include <utility>
+
+namespace lsjit {
+
+size_t Problem::instance_count(const std::string& cost, const bool* is_batch, const size_t* lengths,
+                               size_t arguments) {
+  size_t n = 1, first_batch = arguments;
+  for (size_t a = 0; a < arguments; ++a) {
+    if (!is_batch[a]) continue;
+    if (lengths[a] == 0)
+      throw Error("lsjit::Problem::add(" + cost + "): argument " + std::to_string(a + 1) + " is an empty batch");
+    if (first_batch == arguments) {
+      first_batch = a;
+      n = lengths[a];
+    } else if (lengths[a] != n) {
+      throw Error("lsjit::Problem::add(" + cost + "): batches of different lengths: argument " +
+                  std::to_string(first_batch + 1) + " has " + std::to_string(n) + " entries, argument " +
+                  std::to_string(a + 1) + " has " + std::to_string(lengths[a]));
+    }
+  }
+  return n;
+}
+
+detail::CostGroup* Problem::group_with_identity(const std::string& identity) {
+  const auto it = by_identity_.find(identity);
+  return it == by_identity_.end() ? nullptr : groups_[it->second].get();
+}
+
+detail::CostGroup& Problem::new_group(const std::string& name, std::string identity,
+                                      std::function<ir::Trace()> trace) {
+  auto g = std::make_unique<detail::CostGroup>();
+  g->name = name;
+  g->identity = std::move(identity);
+  g->trace = std::move(trace);
+  if (!g->identity.empty()) by_identity_.emplace(g->identity, groups_.size());
+  groups_.push_back(std::move(g));
+  return *groups_.back();
+}
+
+double* Problem::append_instances(detail::CostGroup& g, size_t n, uint32_t stride, const Loss* loss) {
+  g.data_stride = stride;
+  const size_t first = g.data.size();
+  g.data.resize(first + n * stride);
+  if (loss || !g.losses.empty()) {
+    g.losses.resize(g.instances, TrivialLoss());
+    g.losses.insert(g.losses.end(), n, loss ? *loss : TrivialLoss());
+  }
+  g.instances += n;
+  instances_ += n;
+  return g.data.data() + first;
+}
+
+}  // namespace lsjit
