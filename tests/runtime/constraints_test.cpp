@@ -186,12 +186,8 @@ TEST_CASE("a pose graph with one pose constrained to a given position") {
 }
 
 TEST_CASE("multipliers and penalties are runtime data: new bounds and solves never recompile") {
-  compiler::KernelCache::Options o;
-  o.use_disk = false;
-  o.quiet = true;
-  compiler::KernelCache cache(o);
-  AnalyzeOptions a;
-  a.cache = &cache;
+  compiler::KernelCache cache(lsjit::testing::memory_only());  // its own, to count compiles
+  const AnalyzeOptions a = lsjit::testing::analyze_with(cache);
   auto pull = cost("pull_to_2", [](const auto& v, ScalarVar x) { return v[x] - 2.0; });
   auto at_most = cost("at_most", [](const auto& v, ScalarVar x, const auto& bound) { return v[x] - bound; },
                       CostKind::InequalityLe);

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "../support/memory_cache.h"
 #include "lsjit/compiler/kernel_cache.h"
 #include "lsjit/ir/structural_hash.h"
 #include "lsjit/lsjit.h"
@@ -47,12 +48,8 @@ TEST_CASE("data layout: both orders trace to one graph, share one kernel group a
   CHECK(ir::structural_hash(trace(c, VecVar<3>(0), z, upper())) ==
         ir::structural_hash(trace(c, VecVar<3>(0), z, RowMajor3d(upper()))));
 
-  compiler::KernelCache::Options o;
-  o.use_disk = false;
-  o.quiet = true;
-  compiler::KernelCache cache(o);
-  AnalyzeOptions a;
-  a.cache = &cache;
+  compiler::KernelCache cache(lsjit::testing::memory_only());  // its own, to count compiles
+  const AnalyzeOptions a = lsjit::testing::analyze_with(cache);
   Problem p;
   p.add(c, VecVar<3>(0), z, upper());
   p.add(c, VecVar<3>(1), z, RowMajor3d(upper()));

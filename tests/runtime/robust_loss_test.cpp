@@ -94,12 +94,8 @@ TEST_CASE("robustified gradient and Gauss-Newton matrix against finite differenc
 }
 
 TEST_CASE("a loss is runtime data: losses and scales never recompile") {
-  compiler::KernelCache::Options o;
-  o.use_disk = false;
-  o.quiet = true;
-  compiler::KernelCache cache(o);
-  AnalyzeOptions a;
-  a.cache = &cache;
+  compiler::KernelCache cache(lsjit::testing::memory_only());  // its own, to count compiles
+  const AnalyzeOptions a = lsjit::testing::analyze_with(cache);
   Problem p1, p2;
   p1.add(fit, CauchyLoss(1.0), VecVar<2>(0), Eigen::Vector2d(1, 2));
   p2.add(fit, HuberLoss(3.0), VecVar<2>(0), Eigen::Vector2d(1, 2));

@@ -7,13 +7,18 @@
 
 namespace lsjit::testing {
 
+// Options of a memory-only, silent cache: for a test that needs a cache of its own, to
+// count its compiles.
+inline compiler::KernelCache::Options memory_only() {
+  compiler::KernelCache::Options o;
+  o.use_disk = false;
+  o.quiet = true;
+  return o;
+}
+
 inline compiler::KernelCache& memory_cache() {
-  static compiler::KernelCache* cache = [] {
-    compiler::KernelCache::Options o;
-    o.use_disk = false;
-    o.quiet = true;
-    return new compiler::KernelCache(o);  // never destroyed: kernels may outlive a test
-  }();
+  // Never destroyed: kernels may outlive a test.
+  static compiler::KernelCache* cache = new compiler::KernelCache(memory_only());
   return *cache;
 }
 
