@@ -5,18 +5,20 @@
 // (docs/linear_solvers.md).
 //
 //   lsjit_bench_linear [--repeats N] [--small]
-//   lsjit_bench_linear --factor [--repeats N] [--threads N]   (N: LinearSolverOptions::num_threads)
+//   lsjit_bench_linear --factor [--repeats N] [--threads N] [--only NAME]
+//     (--threads: LinearSolverOptions::num_threads; --only: the matrices whose name has NAME)
 // --factor compares the sparse Cholesky factorizations alone (docs/benchmarks.md): the
 // supernodal Cholesky with each ordering against CHOLMOD (when lsjit was built with
 // LSJIT_WITH_CHOLMOD) on the same block-AMD ordering, on sphere2500 and M3500 (the edge
-// structure of $LSJIT_SHARED_DATA_DIR/pose_graph/*.g2o, else synthetic look-alikes): analysis
-// time, median solve() time over N calls on one object, and GFlop/s of the factorization's
-// predicted flops per solve.
+// structure of $LSJIT_SHARED_DATA_DIR/pose_graph/*.g2o, else synthetic look-alikes), intel
+// and smallGrid3D (when present) and a random SE3 graph: analysis time, median solve() time
+// over N calls on one object, and GFlop/s of the factorization's predicted flops per solve.
 // The values are H = JᵀJ of a random Jacobian plus a prior per variable: the timings depend
 // on the structure (and, for CG, on the conditioning, which here is benign).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <random>
@@ -223,7 +225,11 @@ Structure local_loops(const std::string& name, int poses, int loops, int block, 
   return s;
 }
 
+// Matrices whose name does not contain this are skipped (--only).
+std::string only_matrices;
+
 void run_factor(const Structure& s, int repeats, int threads, std::mt19937_64& rng) {
+  if (s.name.find(only_matrices) == std::string::npos) return;
   BlockSparseSymmetric H(s.sizes, s.edges);
   fill(s, H, rng);
   std::vector<double> b(H.dim(), 1.0), x(H.dim()), shift(H.dim());
@@ -274,9 +280,10 @@ void run_factor(const Structure& s, int repeats, int threads, std::mt19937_64& r
         [&] {
           auto solver = std::make_unique<SupernodalCholesky>(H.shared_pattern(), o);
           chosen = supernodal_ordering_name(solver->ordering());
-          split_info = solver->split() == nullptr
+          split_info = ", " + std::to_string(solver->num_supernodes()) + " supernodes" +
+                       (solver->split() == nullptr
                            ? ", not split"
-                           : ", split " + std::to_string(solver->split()->predicted_speedup).substr(0, 4) + "x";
+                           : ", split " + std::to_string(solver->split()->predicted_speedup).substr(0, 4) + "x");
           return solver;
         },
         [](const SupernodalCholesky& c) { return c.factorization_flops(); });
@@ -305,8 +312,9 @@ int main(int argc, char** argv) {
     else if (arg == "--small") small = true;
     else if (arg == "--factor") factor = true;
     else if (arg == "--threads" && a + 1 < argc) threads = std::max(0, std::stoi(argv[++a]));
+    else if (arg == "--only" && a + 1 < argc) only_matrices = argv[++a];
     else {
-      std::fprintf(stderr, "usage: lsjit_bench_linear [--repeats N] [--small] [--factor [--threads N]]\n");
+      std::fprintf(stderr, "usage: lsjit_bench_linear [--repeats N] [--small] [--factor [--threads N] [--only NAME]]\n");
       return 2;
     }
   }
@@ -320,6 +328,10 @@ int main(int argc, char** argv) {
     run_factor(g2o_structure("M3500.g2o", "M3500 (g2o)")
                    .value_or(local_loops("M3500-like", 3500, 1950, 3, 60, rng)),
                repeats, threads, rng);
+    // The small graphs whose solves are dominated by per-supernode work, not flops.
+    for (const char* file : {"intel.g2o", "smallGrid3D.g2o"})
+      if (const std::optional<Structure> s = g2o_structure(file, std::string(file, std::strlen(file) - 4) + " (g2o)"))
+        run_factor(*s, repeats, threads, rng);
     run_factor(pose_graph(5000, 1000, rng), repeats, threads, rng);
     return 0;
   }
