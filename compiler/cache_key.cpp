@@ -113,11 +113,16 @@ CacheKey make_cache_key(std::vector<std::pair<std::string, std::string>> parts) 
 
 CacheKey make_cache_key(const ir::Trace& traced, KernelMode mode, const CompileOptions& options,
                         const TargetInfo& target) {
+  return make_cache_key(traced, mode, options, target, ir::structural_hash(traced));
+}
+
+CacheKey make_cache_key(const ir::Trace& traced, KernelMode mode, const CompileOptions& options,
+                        const TargetInfo& target, const Hash128& structural_hash) {
   const ir::Signature& sig = traced.signature;
   std::vector<std::pair<std::string, std::string>> p;
   p.emplace_back("cost", sig.name);
   p.emplace_back("kind", std::string(ir::cost_kind_name(sig.kind)));
-  p.emplace_back("structural_hash", ir::structural_hash(traced).hex());
+  p.emplace_back("structural_hash", structural_hash.hex());
   p.emplace_back("vars", vars_part(sig));
   p.emplace_back("data", data_part(sig));
   p.emplace_back("residuals", std::to_string(sig.residual_dim));

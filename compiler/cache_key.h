@@ -64,6 +64,10 @@ CacheKey make_cache_key(std::vector<std::pair<std::string, std::string>> parts);
 // The key of `traced` (a Traced-stage trace) compiled in `mode` with `options` for `target`.
 CacheKey make_cache_key(const ir::Trace& traced, KernelMode mode, const CompileOptions& options,
                         const TargetInfo& target);
+// The same with ir::structural_hash(traced) already computed (it walks the whole graph:
+// callers making keys of several modes hash once).
+CacheKey make_cache_key(const ir::Trace& traced, KernelMode mode, const CompileOptions& options,
+                        const TargetInfo& target, const Hash128& structural_hash);
 
 // The kernel function's symbol for a key: "lsjit_k_" + id.
 std::string kernel_symbol(const CacheKey& key);

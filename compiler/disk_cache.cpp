@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr size_t kHeaderSize = 8 + 4 + 8;
+constexpr size_t kHeaderSize = 8 + 4 + 8 + 8;
 constexpr size_t kChecksumSize = 16;
 static_assert(kAuthKeySize == crypto_generichash_KEYBYTES);
 static_assert(kAuthTagSize == crypto_generichash_BYTES);
@@ -161,7 +161,7 @@ std::string_view entry_status_name(EntryStatus status) {
 }
 
 std::string encode_entry(const DiskEntry& e, const AuthKey& key) {
-  std::string payload;
+  std::string payload;  // what a load reads: everything but the IR text
   put_str(payload, e.key.id());
   put_u32(payload, static_cast<uint32_t>(e.key.parts.size()));
   for (const auto& [name, value] : e.key.parts) {
@@ -173,15 +173,19 @@ std::string encode_entry(const DiskEntry& e, const AuthKey& key) {
   for (double t : {e.times.trace_s, e.times.differentiate_s, e.times.simplify_s, e.times.llvm_ir_s,
                    e.times.optimize_s, e.times.codegen_s, e.times.link_s})
     put_u64(payload, std::bit_cast<uint64_t>(t));
-  put_str(payload, e.ir_text);
   put_str(payload, e.object_code);
 
   std::string out;
-  out.reserve(kHeaderSize + payload.size() + kChecksumSize + kAuthTagSize);
+  out.reserve(kHeaderSize + payload.size() + kAuthTagSize + e.ir_text.size() + kChecksumSize +
+              kAuthTagSize);
   out.append(kDiskMagic);
   put_u32(out, kDiskFormatVersion);
   put_u64(out, payload.size());
+  put_u64(out, e.ir_text.size());
   out.append(payload);
+  const auto load_tag = auth_tag(out, key);
+  out.append(reinterpret_cast<const char*>(load_tag.data()), load_tag.size());
+  out.append(e.ir_text);
   const Hash128 sum = checksum(out);
   put_u64(out, sum.hi);
   put_u64(out, sum.lo);
@@ -190,51 +194,11 @@ std::string encode_entry(const DiskEntry& e, const AuthKey& key) {
   return out;
 }
 
-DecodeResult decode_entry(std::string_view bytes, const AuthKey* key) {
-  DecodeResult r;
-  auto fail = [&](EntryStatus s, std::string message) {
-    r.status = s;
-    r.message = std::move(message);
-    return r;
-  };
-  if (bytes.size() < kDiskMagic.size() || bytes.substr(0, kDiskMagic.size()) != kDiskMagic)
-    return fail(bytes.size() < kDiskMagic.size() && kDiskMagic.substr(0, bytes.size()) == bytes
-                    ? EntryStatus::Truncated
-                    : EntryStatus::NotAnEntry,
-                bytes.size() < kDiskMagic.size() ? "the file ends inside the magic number"
-                                                 : "the file does not start with the lsjit "
-                                                   "kernel cache magic number");
-  if (bytes.size() < kHeaderSize) return fail(EntryStatus::Truncated, "the file ends inside its header");
-  const auto version = static_cast<uint32_t>(get_le(bytes, 8, 4));
-  if (version != kDiskFormatVersion)
-    return fail(EntryStatus::ForeignVersion, "format version " + std::to_string(version) +
-                                                 ", this lsjit reads version " +
-                                                 std::to_string(kDiskFormatVersion));
-  const uint64_t payload_size = get_le(bytes, 12, 8);
-  const uint64_t available = bytes.size() - kHeaderSize;
-  constexpr size_t kTrailer = kChecksumSize + kAuthTagSize;
-  if (payload_size > available || available - payload_size < kTrailer)
-    return fail(EntryStatus::Truncated,
-                "the header announces " + std::to_string(kHeaderSize + payload_size + kTrailer) +
-                    " bytes, the file has " + std::to_string(bytes.size()));
-  if (available - payload_size > kTrailer)
-    return fail(EntryStatus::Corrupt, std::to_string(available - payload_size - kTrailer) +
-                                          " bytes follow the authentication tag");
-  const size_t end = kHeaderSize + payload_size;
-  const Hash128 stored{get_le(bytes, end, 8), get_le(bytes, end + 8, 8)};
-  if (!(checksum(bytes.substr(0, end)) == stored))
-    return fail(EntryStatus::Corrupt, "checksum mismatch");
-  if (!key)
-    return fail(EntryStatus::Unauthenticated,
-                "the directory has no key file " + std::string(kAuthKeyFileName) +
-                    ", so no entry in it can be authenticated");
-  const auto tag = auth_tag(bytes.substr(0, end + kChecksumSize), *key);
-  if (sodium_memcmp(tag.data(), bytes.data() + end + kChecksumSize, kAuthTagSize) != 0)
-    return fail(EntryStatus::Unauthenticated,
-                "its authentication tag was not made with this user's key (written by someone "
-                "else, or for another key)");
+namespace {
 
-  Reader in{bytes.substr(kHeaderSize, payload_size)};
+// The payload (without the IR text) into an entry; nullopt and `why` if it does not parse.
+std::optional<DiskEntry> parse_payload(std::string_view payload, std::string& why) {
+  Reader in{payload};
   DiskEntry e;
   const std::string id = in.str();
   const auto num_parts = static_cast<uint32_t>(in.u(4));
@@ -251,15 +215,94 @@ DecodeResult decode_entry(std::string_view bytes, const AuthKey* key) {
     if (i < kNumTimes) times[i] = t;
   }
   e.times = {times[0], times[1], times[2], times[3], times[4], times[5], times[6]};
-  e.ir_text = in.str();
   e.object_code = in.str();
-  if (!in.ok) return fail(EntryStatus::Malformed, "the payload ends early");
-  if (in.at != in.bytes.size()) return fail(EntryStatus::Malformed, "bytes follow the payload's last field");
+  if (!in.ok) return why = "the payload ends early", std::nullopt;
+  if (in.at != in.bytes.size()) return why = "bytes follow the payload's last field", std::nullopt;
   const std::optional<Hash128> hash = parse_hash_hex(id);
-  if (!hash) return fail(EntryStatus::Malformed, "the stored id is not 32 hex digits");
+  if (!hash) return why = "the stored id is not 32 hex digits", std::nullopt;
   // The id is taken as stored, not recomputed: a reader that asked for this id compares
   // the parts, which is how a hash collision is told from a hit.
   e.key.hash = *hash;
+  return e;
+}
+
+bool tag_matches(std::string_view covered, const char* stored, const AuthKey& key) {
+  const auto tag = auth_tag(covered, key);
+  return sodium_memcmp(tag.data(), stored, kAuthTagSize) == 0;
+}
+
+}  // namespace
+
+DecodeResult decode_entry(std::string_view bytes, const AuthKey* key, DecodeScope scope) {
+  DecodeResult r;
+  auto fail = [&](EntryStatus s, std::string message) {
+    r.status = s;
+    r.message = std::move(message);
+    return r;
+  };
+  if (bytes.size() < kDiskMagic.size() || bytes.substr(0, kDiskMagic.size()) != kDiskMagic)
+    return fail(bytes.size() < kDiskMagic.size() && kDiskMagic.substr(0, bytes.size()) == bytes
+                    ? EntryStatus::Truncated
+                    : EntryStatus::NotAnEntry,
+                bytes.size() < kDiskMagic.size() ? "the file ends inside the magic number"
+                                                 : "the file does not start with the lsjit "
+                                                   "kernel cache magic number");
+  // The version first, so that a version 2 file (a shorter header) says so.
+  if (bytes.size() < 12) return fail(EntryStatus::Truncated, "the file ends inside its header");
+  const auto version = static_cast<uint32_t>(get_le(bytes, 8, 4));
+  if (version != kDiskFormatVersion)
+    return fail(EntryStatus::ForeignVersion, "format version " + std::to_string(version) +
+                                                 ", this lsjit reads version " +
+                                                 std::to_string(kDiskFormatVersion));
+  if (bytes.size() < kHeaderSize) return fail(EntryStatus::Truncated, "the file ends inside its header");
+  const uint64_t payload_size = get_le(bytes, 12, 8), ir_size = get_le(bytes, 20, 8);
+  constexpr uint64_t kFixed = kHeaderSize + kAuthTagSize + kChecksumSize + kAuthTagSize;
+  uint64_t announced = 0;  // the file size the header announces
+  const bool overflow = __builtin_add_overflow(kFixed, payload_size, &announced) ||
+                        __builtin_add_overflow(announced, ir_size, &announced);
+  if (overflow || announced > bytes.size())
+    return fail(EntryStatus::Truncated,
+                "the header announces " +
+                    (overflow ? std::string("more than 2^64") : std::to_string(announced)) +
+                    " bytes, the file has " + std::to_string(bytes.size()));
+  if (announced < bytes.size())
+    return fail(EntryStatus::Corrupt,
+                std::to_string(bytes.size() - announced) + " bytes follow the authentication tag");
+  const size_t payload_end = kHeaderSize + payload_size;      // the load tag follows
+  const size_t ir_begin = payload_end + kAuthTagSize;
+  const size_t checksum_at = ir_begin + ir_size, tag_at = checksum_at + kChecksumSize;
+  auto checksum_ok = [&] {
+    const Hash128 stored{get_le(bytes, checksum_at, 8), get_le(bytes, checksum_at + 8, 8)};
+    return checksum(bytes.substr(0, checksum_at)) == stored;
+  };
+  const std::string unauthenticated =
+      "its authentication tag was not made with this user's key (written by someone else, or "
+      "for another key)";
+  if (scope == DecodeScope::Whole) {
+    if (!checksum_ok()) return fail(EntryStatus::Corrupt, "checksum mismatch");
+    if (!key)
+      return fail(EntryStatus::Unauthenticated,
+                  "the directory has no key file " + std::string(kAuthKeyFileName) +
+                      ", so no entry in it can be authenticated");
+    if (!tag_matches(bytes.substr(0, tag_at), bytes.data() + tag_at, *key) ||
+        !tag_matches(bytes.substr(0, payload_end), bytes.data() + payload_end, *key))
+      return fail(EntryStatus::Unauthenticated, unauthenticated);
+  } else {
+    // A load authenticates only what it uses. A tag that fails is told apart as the whole
+    // decode would: damage (the checksum fails too) or someone else's entry.
+    if (!key || !tag_matches(bytes.substr(0, payload_end), bytes.data() + payload_end, *key)) {
+      if (!checksum_ok()) return fail(EntryStatus::Corrupt, "checksum mismatch");
+      if (!key)
+        return fail(EntryStatus::Unauthenticated,
+                    "the directory has no key file " + std::string(kAuthKeyFileName) +
+                        ", so no entry in it can be authenticated");
+      return fail(EntryStatus::Unauthenticated, unauthenticated);
+    }
+  }
+  std::string why;
+  std::optional<DiskEntry> e = parse_payload(bytes.substr(kHeaderSize, payload_size), why);
+  if (!e) return fail(EntryStatus::Malformed, why);
+  if (scope == DecodeScope::Whole) e->ir_text = std::string(bytes.substr(ir_begin, ir_size));
   r.status = EntryStatus::Ok;
   r.entry = std::move(e);
   return r;
@@ -452,7 +495,7 @@ KeyResult DiskCache::auth_key(bool create) const {
   return r;
 }
 
-DecodeResult DiskCache::read_file(const fs::path& path, const AuthKey* key) {
+DecodeResult DiskCache::read_file(const fs::path& path, const AuthKey* key, DecodeScope scope) {
   DecodeResult r;
   // O_NOFOLLOW: a symlink in an entry's place is refused, not followed; O_NONBLOCK: a FIFO
   // planted there does not hang the open (fstat then refuses it).
@@ -492,7 +535,7 @@ DecodeResult DiskCache::read_file(const fs::path& path, const AuthKey* key) {
     bytes.append(buf, static_cast<size_t>(n));
   }
   ::close(fd);
-  DecodeResult r2 = decode_entry(bytes, key);
+  DecodeResult r2 = decode_entry(bytes, key, scope);
   const std::string name = path.filename().string();
   if (r2.status == EntryStatus::Ok && is_entry_name(name) && name.substr(0, 32) != r2.entry->key.id()) {
     r2.status = EntryStatus::Malformed;
@@ -504,7 +547,7 @@ DecodeResult DiskCache::read_file(const fs::path& path, const AuthKey* key) {
 
 DecodeResult DiskCache::read(const Hash128& id, const AuthKey* key) const {
   const fs::path path = entry_path(id);
-  DecodeResult r = read_file(path, key);
+  DecodeResult r = read_file(path, key, DecodeScope::Load);
   if (r.status == EntryStatus::Ok) ::utimensat(AT_FDCWD, path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);  // LRU
   return r;
 }

@@ -1,11 +1,12 @@
 // The on-disk kernel cache: one file per compiled kernel in one directory, named
 // <id>.lsjitk, where <id> is the 32-hex-digit hash of the cache key (cache_key.h).
 //
-// File format, version 2 (all integers little endian; str = u64 byte length + bytes):
+// File format, version 3 (all integers little endian; str = u64 byte length + bytes):
 //   offset 0   8 bytes  magic "\x89LSJITKC"
 //          8   u32      format version (kDiskFormatVersion)
 //         12   u64      payload size P
-//         20   P bytes  payload:
+//         20   u64      IR text size I
+//         28   P bytes  payload, everything a load uses:
 //                         str  key id (32 hex digits; the file's name. Readers take it as
 //                              the key's hash and compare the parts they asked for, so a
 //                              hash collision shows as an id whose parts differ; `lsjit
@@ -15,15 +16,24 @@
 //                         u32  number of stage times (7), then that many f64 (bit pattern):
 //                              trace, differentiate, simplify, llvm_ir, optimize, codegen,
 //                              link seconds of the compile that made the entry
-//                         str  IR text of the mode graph (ir/printer.h)
 //                         str  object code (a relocatable ELF object for the host)
-//     20 + P   16 bytes checksum: StableHasher over bytes [0, 20 + P) as one string,
+//     28 + P   32 bytes load tag: keyed BLAKE2b-256 (libsodium crypto_generichash) over
+//                       bytes [0, 28 + P), keyed with the directory's AuthKey
+//     60 + P   I bytes  IR text of the mode graph (ir/printer.h)
+// 60 + P + I   16 bytes checksum: StableHasher over bytes [0, 60 + P + I) as one string,
 //                       Hash128 hi then lo (detects accidents; anyone can compute it)
-//     36 + P   32 bytes tag: keyed BLAKE2b-256 (libsodium crypto_generichash) over bytes
-//                       [0, 36 + P), keyed with the directory's AuthKey
-// and nothing after it. A reader checks, in this order: magic, version, size (truncated or
-// trailing bytes), checksum, tag (in constant time), payload structure and the id. Any
-// failure is a bad entry, never loaded. Version 1 files (no tag) are ForeignVersion.
+// 76 + P + I   32 bytes tag: keyed BLAKE2b-256 over bytes [0, 76 + P + I)
+// and nothing after it. A whole decode (DecodeScope::Whole: `lsjit cache show` and
+// `verify`, which recompiles the IR) checks, in this order: magic, version, size (truncated
+// or trailing bytes), checksum, both tags (in constant time), payload structure and the id.
+// A load (DecodeScope::Load: DiskCache::read, on the solve path) checks magic, version,
+// size and the load tag, and neither reads nor hashes the IR text, which is most of an
+// entry's bytes (an SE3 between's normal-equations entry: 67 of 95 KB); only when its tag
+// fails does it compute the checksum, to tell damage (Corrupt) from someone else's entry
+// (Unauthenticated). So damage to the IR, the checksum or the last tag is found by `lsjit
+// cache verify`, not by a load, which does not use those bytes. Any failure is a bad
+// entry, never loaded. Version 1 (no tag) and 2 (one tag over everything) files are
+// ForeignVersion.
 //
 // Trust (docs/compiler.md, "Trust"): the directory must be a directory owned by the
 // effective user and not writable by group or others; it is created with mode 0700. The
@@ -55,7 +65,7 @@
 
 namespace lsjit::compiler {
 
-inline constexpr uint32_t kDiskFormatVersion = 2;
+inline constexpr uint32_t kDiskFormatVersion = 3;
 inline constexpr std::string_view kDiskMagic{"\x89LSJITKC", 8};
 inline constexpr std::string_view kEntryExtension = ".lsjitk";
 inline constexpr std::string_view kAuthKeyFileName = ".lsjit-auth-key";
@@ -69,7 +79,7 @@ struct DiskEntry {
   CacheKey key;
   std::string symbol;
   StageTimes times;
-  std::string ir_text;      // the mode graph's IR text
+  std::string ir_text;      // the mode graph's IR text (empty after a DecodeScope::Load)
   std::string object_code;
 };
 
@@ -97,8 +107,12 @@ struct DecodeResult {
   std::string message;             // why, for anything but Ok
   std::optional<DiskEntry> entry;  // when Ok
 };
+// What a decode checks and returns (see the format above): Whole, every byte and the IR
+// text; Load, what a kernel load uses (the entry's ir_text stays empty).
+enum class DecodeScope { Whole, Load };
 // `key` nullptr: no key exists, so nothing can be authenticated (Unauthenticated).
-DecodeResult decode_entry(std::string_view bytes, const AuthKey* key);
+DecodeResult decode_entry(std::string_view bytes, const AuthKey* key,
+                          DecodeScope scope = DecodeScope::Whole);
 
 // The directory the cache uses unless told otherwise: $LSJIT_CACHE_DIR if set and not
 // empty, else $XDG_CACHE_HOME/lsjit if that is an absolute path, else $HOME/.cache/lsjit;
@@ -147,10 +161,12 @@ class DiskCache {
   // (mode 0700, parents with the default mode) and a missing key file is made.
   KeyResult auth_key(bool create) const;
 
-  // Reads and checks the entry `id` against `key`. On Ok, refreshes its modification time.
+  // Reads and checks the entry `id` against `key` for a load (DecodeScope::Load: no IR
+  // text). On Ok, refreshes its modification time.
   DecodeResult read(const Hash128& id, const AuthKey* key) const;
   // Opens with O_NOFOLLOW, checks ownership and type on the descriptor, then decodes.
-  static DecodeResult read_file(const std::filesystem::path& path, const AuthKey* key);
+  static DecodeResult read_file(const std::filesystem::path& path, const AuthKey* key,
+                                DecodeScope scope = DecodeScope::Whole);
   // Writes atomically (see above), tagged with `key` (from auth_key(true)). Throws
   // EntryBlocked if the entry's name is taken by something that is not a regular file, and
   // lsjit::Error (naming the directory and the system's reason) for any other failure.

@@ -159,11 +159,12 @@ class KernelCache {
     return lookup(traced, mode, options).kernel;
   }
 
-  // Several modes of one cost at once. Memory hits are answered on the calling thread;
-  // two or more misses compile concurrently, one thread each (code generation is
-  // independent per kernel), so the wall time is that of the slowest mode rather than the
-  // sum. Results are in the order of `modes`; the first failure is rethrown after every
-  // thread has finished.
+  // Several modes of one cost at once, hashing the trace's structure once for all. Memory
+  // hits, and misses whose entry is on disk, are answered on the calling thread (a load
+  // takes about as long as starting and joining a thread); two or more misses to compile
+  // compile concurrently, one thread each (code generation is independent per kernel), so
+  // the wall time is that of the slowest mode rather than the sum. Results are in the order
+  // of `modes`; the first failure is rethrown after every thread has finished.
   std::vector<Lookup> lookup_modes(const ir::Trace& traced, const std::vector<KernelMode>& modes,
                                    const CompileOptions& options = {}, double trace_s = 0);
 
@@ -201,6 +202,11 @@ class KernelCache {
   // miss, a collision or a kernel being produced, which lookup() handles. `seconds` of
   // the result is 0; the caller measures.
   std::optional<Lookup> memory_hit(const CacheKey& key);
+  // lookup() with the key already made (key_for) of a Traced-stage trace.
+  Lookup lookup_keyed(const ir::Trace& traced, KernelMode mode, const CompileOptions& options,
+                      double trace_s, const CacheKey& key);
+  // Whether the disk cache is in use and has a file under `key`'s id (not yet checked).
+  bool on_disk(const CacheKey& key);
   std::shared_ptr<const Kernel> produce(const ir::Trace& traced, KernelMode mode,
                                         const CompileOptions& options, const CacheKey& key,
                                         double trace_s, KernelSource& source);

@@ -126,8 +126,8 @@ TEST_CASE("cache + LLVM: a corrupt entry is reported once / recompiled / replace
     path = DiskCache(dir.path).entry_path(cache.get(t, KernelMode::ResidualJacobian)->key.hash);
   }
   std::string bytes = read_bytes(path);
-  // Inside the object code, near the end (before the checksum).
-  bytes[bytes.size() - 100] ^= 0x55;
+  // Inside the object code, near its end (the payload's last field).
+  bytes[payload_end(bytes) - 20] ^= 0x55;
   write_bytes(path, bytes);
   {
     KernelCache cache(with_dir(dir.path, log2));

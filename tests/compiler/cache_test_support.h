@@ -163,9 +163,22 @@ inline compiler::AuthKey dir_key(const compiler::DiskCache& disk) {
   REQUIRE_MESSAGE(k.key.has_value(), k.refusal);
   return *k.key;
 }
+// The whole entry, IR text included (DiskCache::read decodes only what a load uses).
 inline compiler::DecodeResult read_entry(const compiler::DiskCache& disk, const Hash128& id) {
   const compiler::AuthKey key = dir_key(disk);
+  return compiler::DiskCache::read_file(disk.entry_path(id), &key);
+}
+// As a kernel load reads it (no IR text), refreshing its modification time (LRU).
+inline compiler::DecodeResult load_entry(const compiler::DiskCache& disk, const Hash128& id) {
+  const compiler::AuthKey key = dir_key(disk);
   return disk.read(id, &key);
+}
+// Where an entry's payload, whose last field is the object code, ends: 28 + the header's
+// payload size (compiler/disk_cache.h).
+inline size_t payload_end(const std::string& bytes) {
+  uint64_t size = 0;
+  for (int k = 0; k < 8; ++k) size |= uint64_t{static_cast<unsigned char>(bytes.at(12 + k))} << (8 * k);
+  return 28 + static_cast<size_t>(size);
 }
 inline compiler::DecodeResult read_entry_file(const fs::path& path) {
   const compiler::AuthKey key = dir_key(compiler::DiskCache(path.parent_path()));

@@ -518,7 +518,11 @@ TEST_CASE("faults: corrupt and foreign cache entries on the solve path are recom
   REQUIRE(files.size() == 4);
   const std::vector<void (*)(std::string&)> damages = {
       [](std::string& b) { b.resize(b.size() / 3); },  // truncated
-      [](std::string& b) { b[b.size() - 40] ^= 0x10; },  // a flipped bit in the object code
+      [](std::string& b) {  // a flipped bit in the object code, which ends the payload
+        uint64_t payload = 0;  // the header's payload size (compiler/disk_cache.h)
+        for (int k = 0; k < 8; ++k) payload |= uint64_t{static_cast<unsigned char>(b[12 + k])} << (8 * k);
+        b[28 + payload - 2] ^= 0x10;
+      },
       [](std::string& b) { b[8] = 1; },  // another format version (1: before the tag)
       [](std::string& b) { b = "\x7f" "ELF not an entry"; },
   };
