@@ -148,10 +148,9 @@ int64_t SupernodalCholesky::factor_supernode(int s, T* W, T* private_top) {
   const int64_t n = a.column_begin[s + 1] - a.column_begin[s];
   const int64_t ld = a.row_begin[s + 1] - a.row_begin[s], below = ld - n;
   T* panel = factor_of<T>().panels.data() + a.panel_offset[s];
-  if (const int64_t bad = supernodal::factor_diagonal(panel, n, ld); bad >= 0)
+  if (const int64_t bad = supernodal::factor_panel(panel, n, ld); bad >= 0)
     return a.column_begin[s] + bad;
   if (below == 0) return -1;
-  supernodal::solve_below(panel, n, below, ld);
   supernodal::below_product(panel, n, below, ld, W, supernodal::product_leading_dimension(below));
   update_ancestors(s, below, W, private_top);
   return -1;

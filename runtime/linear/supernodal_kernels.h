@@ -10,6 +10,10 @@
 //                     triangle only read and written). Returns the first column whose pivot
 //                     is not > 0 (NaN included), or -1.
 //   solve_below:      the m x n block below (at panel + n) ← itself · L11⁻ᵀ.
+//   factor_panel:     both on the whole panel (m = ld - n rows below), returning as
+//                     factor_diagonal (the block below is then undefined). Small panels
+//                     take one loop down all ld rows per column instead of the two: the
+//                     same arithmetic, half the calls (pose graphs' many tiny supernodes).
 //   below_product:    W (m x m, leading dimension ldw = product_leading_dimension(m), lower
 //                     triangle) ← L_b L_bᵀ of the block below. Our loops keep tiles of W in
 //                     registers over the block's columns; they read up to kProductRowPad - 1
@@ -37,6 +41,8 @@ template <class T>
 int64_t factor_diagonal(T* panel, int64_t n, int64_t ld);
 template <class T>
 void solve_below(T* panel, int64_t n, int64_t m, int64_t ld);
+template <class T>
+int64_t factor_panel(T* panel, int64_t n, int64_t ld);
 
 inline constexpr int64_t kProductRowPad = 16;
 inline int64_t product_leading_dimension(int64_t m) {
@@ -58,6 +64,7 @@ template <class T>
 struct KernelsOf {
   int64_t (*factor)(T* panel, int64_t n, int64_t ld);
   void (*solve)(T* panel, int64_t n, int64_t m, int64_t ld);
+  int64_t (*factor_panel)(T* panel, int64_t n, int64_t ld);
   void (*product)(const T* below, int64_t n, int64_t m, int64_t ld, T* W, int64_t ldw);
   void (*subtract)(const T* W, int64_t ldw, int64_t first, int64_t last, const int64_t* rows,
                    int64_t column_begin, T* target, int64_t target_ld,

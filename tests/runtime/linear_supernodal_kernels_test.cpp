@@ -73,6 +73,12 @@ void check_kernels(double tolerance) {
             CHECK(sum == doctest::Approx(original[c * ld + n + r]).epsilon(tolerance));
           }
 
+        // factor_panel: the same panel as factor then solve, bit for bit.
+        std::vector<T> fused(original.begin(), original.end());
+        REQUIRE(k.factor_panel(fused.data(), n, ld) == -1);
+        for (int64_t c = 0; c < n; ++c)
+          for (int64_t r = c; r < ld; ++r) CHECK(fused[c * ld + r] == panel[c * ld + r]);
+
         // product: W's lower triangle is B Bᵀ.
         const int64_t ldw = product_leading_dimension(m);
         std::vector<T> W(ldw * ldw, T{0});
@@ -133,5 +139,20 @@ TEST_CASE("supernodal kernels: subtract_update follows the row runs from the dia
     // Above the diagonal nothing moves: column 12 (w = 4) keeps target rows 0 and 1.
     CHECK(target[2 * target_ld + 0] == 100.0);
     CHECK(target[2 * target_ld + 1] == 100.0);
+  }
+}
+
+TEST_CASE("supernodal kernels: factor_panel reports the first bad pivot, NaN included") {
+  std::mt19937_64 rng(11);
+  for (Isa isa : kIsas) {
+    if (!isa_supported(isa)) continue;
+    CAPTURE(isa_name(isa));
+    for (double bad : {-1.0, 0.0, std::nan("")}) {
+      std::vector<double> panel = random_panel(5, 4, rng);
+      panel[3 * 9 + 3] = bad;  // column 3's pivot, before the earlier columns subtract
+      // Columns 0-2 subtract from it, so a negative or zero start stays not positive.
+      for (int64_t l = 0; l < 3; ++l) panel[l * 9 + 3] = 0;
+      CHECK(kernels(isa).factor_panel(panel.data(), 5, 9) == 3);
+    }
   }
 }
