@@ -57,36 +57,22 @@ void syrk(const int* m, const int* n, const float* a, const int* lda, float* c, 
 constexpr int64_t kSmallColumns = 24;
 constexpr int64_t kSmallWork = 24 * 24 * 48;
 
+// Cholesky of the n columns' first `rows` rows (rows >= n), column by column: the
+// diagonal block alone (rows = n: factor) or with the block below it (rows = ld:
+// factor_panel, which is factor and then solve_body in one pass: column c's rows below
+// take the same subtractions in the same order and the same scaling, so the result is the
+// two loops', bit for bit, with half the calls of the vector loop and longer vectors;
+// intel's supernodes have 3-15 columns and 6-24 rows).
 template <class T, int V>
-[[gnu::always_inline]] inline int64_t factor_body(T* a, int64_t n, int64_t ld) {
+[[gnu::always_inline]] inline int64_t factor_rows_body(T* a, int64_t n, int64_t ld, int64_t rows) {
   for (int64_t c = 0; c < n; ++c) {
     T* column = a + c * ld;
-    for (int64_t l = 0; l < c; ++l) {
-      subtract_scaled<V>(column + c, a + l * ld + c, a[l * ld + c], n - c);
-    }
+    for (int64_t l = 0; l < c; ++l) subtract_scaled<V>(column + c, a + l * ld + c, a[l * ld + c], rows - c);
     const T d = column[c];
     if (!(d > 0)) return c;
     const T root = std::sqrt(d), inverse = T{1} / root;
     column[c] = root;
-    for (int64_t r = c + 1; r < n; ++r) column[r] *= inverse;
-  }
-  return -1;
-}
-
-// factor_body and solve_body in one pass down the panel's ld rows: column c's diagonal part
-// and the rows below it take the same subtractions, in the same order, and the same
-// scaling, so the result is the same as the two loops' (bit for bit), with half the calls
-// of the vector loop and longer vectors (intel's supernodes: 3-15 columns, 6-24 rows).
-template <class T, int V>
-[[gnu::always_inline]] inline int64_t factor_panel_body(T* a, int64_t n, int64_t ld) {
-  for (int64_t c = 0; c < n; ++c) {
-    T* column = a + c * ld;
-    for (int64_t l = 0; l < c; ++l) subtract_scaled<V>(column + c, a + l * ld + c, a[l * ld + c], ld - c);
-    const T d = column[c];
-    if (!(d > 0)) return c;
-    const T root = std::sqrt(d), inverse = T{1} / root;
-    column[c] = root;
-    for (int64_t r = c + 1; r < ld; ++r) column[r] *= inverse;
+    for (int64_t r = c + 1; r < rows; ++r) column[r] *= inverse;
   }
   return -1;
 }
@@ -220,13 +206,13 @@ template <class T, int V>
 // The kernels of one scalar type T at one instruction set, V lanes of T per vector.
 #define LSJIT_SUPERNODAL_KERNELS(SUFFIX, TARGET, T, V)                                          \
   TARGET int64_t factor_##SUFFIX(T* a, int64_t n, int64_t ld) {                                \
-    return factor_body<T, V>(a, n, ld);                                                        \
+    return factor_rows_body<T, V>(a, n, ld, n);                                                \
   }                                                                                            \
   TARGET void solve_##SUFFIX(T* a, int64_t n, int64_t m, int64_t ld) {                         \
     solve_body<T, V>(a, n, m, ld);                                                             \
   }                                                                                            \
   TARGET int64_t factor_panel_##SUFFIX(T* a, int64_t n, int64_t ld) {                          \
-    return factor_panel_body<T, V>(a, n, ld);                                                  \
+    return factor_rows_body<T, V>(a, n, ld, ld);                                               \
   }                                                                                            \
   TARGET void product_##SUFFIX(const T* x, int64_t n, int64_t m, int64_t ld, T* W, int64_t ldw) { \
     product_body<T, V>(x, n, m, ld, W, ldw);                                                   \
