@@ -275,34 +275,25 @@ DecodeResult decode_entry(std::string_view bytes, const AuthKey* key, DecodeScop
     const Hash128 stored{get_le(bytes, checksum_at, 8), get_le(bytes, checksum_at + 8, 8)};
     return checksum(bytes.substr(0, checksum_at)) == stored;
   };
-  const std::string unauthenticated =
-      "its authentication tag was not made with this user's key (written by someone else, or "
-      "for another key)";
-  if (scope == DecodeScope::Whole) {
-    if (!checksum_ok()) return fail(EntryStatus::Corrupt, "checksum mismatch");
-    if (!key)
-      return fail(EntryStatus::Unauthenticated,
-                  "the directory has no key file " + std::string(kAuthKeyFileName) +
-                      ", so no entry in it can be authenticated");
-    if (!tag_matches(bytes.substr(0, tag_at), bytes.data() + tag_at, *key) ||
-        !tag_matches(bytes.substr(0, payload_end), bytes.data() + payload_end, *key))
-      return fail(EntryStatus::Unauthenticated, unauthenticated);
-  } else {
-    // A load authenticates only what it uses. A tag that fails is told apart as the whole
-    // decode would: damage (the checksum fails too) or someone else's entry.
-    if (!key || !tag_matches(bytes.substr(0, payload_end), bytes.data() + payload_end, *key)) {
-      if (!checksum_ok()) return fail(EntryStatus::Corrupt, "checksum mismatch");
-      if (!key)
-        return fail(EntryStatus::Unauthenticated,
-                    "the directory has no key file " + std::string(kAuthKeyFileName) +
-                        ", so no entry in it can be authenticated");
-      return fail(EntryStatus::Unauthenticated, unauthenticated);
-    }
+  // A whole decode checks the checksum first and both tags; a load only the load tag, the
+  // bytes it uses, and the checksum only when that tag fails, to tell damage (Corrupt)
+  // from someone else's entry as a whole decode would.
+  const bool whole = scope == DecodeScope::Whole;
+  if (whole && !checksum_ok()) return fail(EntryStatus::Corrupt, "checksum mismatch");
+  const bool trusted = key && tag_matches(bytes.substr(0, payload_end), bytes.data() + payload_end, *key) &&
+                       (!whole || tag_matches(bytes.substr(0, tag_at), bytes.data() + tag_at, *key));
+  if (!trusted) {
+    if (!whole && !checksum_ok()) return fail(EntryStatus::Corrupt, "checksum mismatch");
+    return fail(EntryStatus::Unauthenticated,
+                key ? "its authentication tag was not made with this user's key (written by "
+                      "someone else, or for another key)"
+                    : "the directory has no key file " + std::string(kAuthKeyFileName) +
+                          ", so no entry in it can be authenticated");
   }
   std::string why;
   std::optional<DiskEntry> e = parse_payload(bytes.substr(kHeaderSize, payload_size), why);
   if (!e) return fail(EntryStatus::Malformed, why);
-  if (scope == DecodeScope::Whole) e->ir_text = std::string(bytes.substr(ir_begin, ir_size));
+  if (whole) e->ir_text = std::string(bytes.substr(ir_begin, ir_size));
   r.status = EntryStatus::Ok;
   r.entry = std::move(e);
   return r;

@@ -500,10 +500,10 @@ std::vector<KernelCache::Lookup> KernelCache::lookup_modes(const ir::Trace& trac
   // disk (tinyGrid3D: two loads in 0.42 and 0.75 ms on two threads, 0.36 ms in all on one).
   std::vector<Lookup> results(modes.size());
   std::vector<size_t> misses;
-  if (traced.stage == ir::Stage::Traced) {  // else lookup() throws the error
+  std::vector<CacheKey> keys;  // per mode; empty when not Traced (lookup() throws the error)
+  if (traced.stage == ir::Stage::Traced) {
     const Hash128 structure = ir::structural_hash(traced);
     const TargetInfo target = target_for(options);
-    std::vector<CacheKey> keys;
     for (KernelMode mode : modes) keys.push_back(make_cache_key(traced, mode, options, target, structure));
     for (size_t i = 0; i < modes.size(); ++i) {
       const auto t0 = Clock::now();
@@ -519,16 +519,17 @@ std::vector<KernelCache::Lookup> KernelCache::lookup_modes(const ir::Trace& trac
   } else {
     for (size_t i = 0; i < modes.size(); ++i) misses.push_back(i);
   }
+  auto look_up = [&](size_t i) {
+    return keys.empty() ? lookup(traced, modes[i], options, trace_s)
+                        : lookup_keyed(traced, modes[i], options, trace_s, keys[i]);
+  };
   if (misses.empty()) return results;
   if (misses.size() == 1) {
-    results[misses[0]] = lookup(traced, modes[misses[0]], options, trace_s);
+    results[misses[0]] = look_up(misses[0]);
     return results;
   }
   std::vector<std::future<Lookup>> pending;
-  for (size_t i : misses)
-    pending.push_back(std::async(std::launch::async, [this, &traced, mode = modes[i], &options, trace_s] {
-      return lookup(traced, mode, options, trace_s);
-    }));
+  for (size_t i : misses) pending.push_back(std::async(std::launch::async, look_up, i));
   std::exception_ptr failure;
   for (size_t k = 0; k < misses.size(); ++k) {
     try {
