@@ -41,8 +41,9 @@ namespace lsjit::compiler {
 // the kernel ABI of kernel.h. Bump it when any of those changes how a kernel behaves, so
 // old cache entries stop matching.
 // 2: diagonal H blocks packed; 3: off-diagonal H blocks scattered (kernel.h); 4: derivatives
-// divide through reciprocals (ir/differentiate.cpp)
-inline constexpr uint32_t kCacheIrVersion = 4;
+// divide through reciprocals (ir/differentiate.cpp); 5: products fused by
+// ir/fuse_multiply_add.h, not by LLVM's contraction
+inline constexpr uint32_t kCacheIrVersion = 5;
 
 struct CacheKey {
   std::vector<std::pair<std::string, std::string>> parts;

@@ -26,16 +26,18 @@
 //     fmod), llvm.sqrt/fabs/floor/ceil, llvm.minnum/maxnum (C fmin/fmax), fcmp olt/ole/
 //     ogt/oge/oeq and une for ne (C semantics with NaN), i1 and/or/xor, select. powi(x, n)
 //     is multiplication by squaring for |n| <= 16 (a few ulp from std::pow, see
-//     lower_powi), a pow call otherwise. Transcendentals (sin ... hypot) call glibc's
-//     libmvec on whole vectors when CompileOptions::vector_math is set and this process
-//     has the variant (_ZGVbN2v_sin for SSE2 pairs, _ZGVdN4v_sin for AVX2, _ZGVeN8v_sin
-//     for AVX-512; wider vectors are split into native chunks), else libm per lane.
+//     lower_powi), a pow call otherwise; fma is llvm.fma. Transcendentals (sin ... hypot)
+//     call what kernel_numerics.h's math_variant picks: glibc's libmvec on whole vectors
+//     (_ZGVbN2v_sin for SSE2 pairs, _ZGVdN4v_sin for AVX2, _ZGVeN8v_sin for AVX-512;
+//     wider vectors split into native chunks), else libm per lane.
 //
-// Fast-math: none, except `contract` on fadd/fsub/fmul when CompileOptions::fma_contraction
-// is set, which lets instruction selection fuse a*b+c into one FMA (one rounding instead of
-// two). No reassociation, no nnan/ninf/nsz/afn: NaN, inf and -0 behave as in the
-// interpreter, and with fma_contraction off the scalar kernel computes exactly its values
-// (libm calls included).
+// Fast-math: none, contraction included. The graph lowered is executed_graph()
+// (kernel_numerics.h): with CompileOptions::fma_contraction on an FMA host, single-use
+// products are already fused into fma nodes by ir/fuse_multiply_add.h, and instruction
+// selection fuses nothing else, so tier 0 (tier0.h) computes bit-identical values. No
+// reassociation, no nnan/ninf/nsz/afn: NaN, inf and -0 behave as in the interpreter, and
+// the scalar kernel computes exactly the interpreter's values on the executed graph (libm
+// calls included).
 //
 // Compile time is what shapes the code (se3_between's normal equations are ~2200 ops): the
 // emission order keeps few values live, the body is cut into blocks of ~128 nodes, there is
@@ -43,6 +45,7 @@
 // is at CodeGenOptLevel::Less. Measurements are at optimize() below.
 #include "lsjit/compiler/codegen.h"
 #include "lsjit/compiler/host_cpu.h"
+#include "lsjit/compiler/kernel_numerics.h"
 
 #include <algorithm>
 #include <array>
@@ -67,7 +70,6 @@
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
-#include <llvm/Support/DynamicLibrary.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -103,8 +105,6 @@ struct Host {
   std::string cpu;
   std::string features;          // enabled only, sorted: "+a,+b" (TargetInfo::features)
   std::string codegen_features;  // enabled and disabled ("-x"), what the TargetMachine gets
-  bool x86_64 = false;
-  bool sse2 = false, avx = false, avx2 = false, avx512f = false;
 };
 
 const Host& host() {
@@ -117,9 +117,6 @@ const Host& host() {
       (entry.getValue() ? enabled : disabled).push_back(entry.getKey().str());
     std::sort(enabled.begin(), enabled.end());
     std::sort(disabled.begin(), disabled.end());
-    auto has = [&](const char* f) {
-      return std::binary_search(enabled.begin(), enabled.end(), std::string(f));
-    };
     for (const std::string& f : enabled) {
       if (!h.features.empty()) h.features += ',';
       h.features += "+" + f;
@@ -131,43 +128,10 @@ const Host& host() {
       if (!h.codegen_features.empty()) h.codegen_features += ',';
       h.codegen_features += "-" + f;
     }
-    llvm::Triple triple(h.triple);
-    h.x86_64 = triple.getArch() == llvm::Triple::x86_64;
-    h.sse2 = h.x86_64;  // baseline of x86-64
-    h.avx = has("avx");
-    h.avx2 = has("avx2");
-    h.avx512f = has("avx512f");
     return h;
   }();
   return h;
 }
-
-// glibc's libmvec, loaded once into the process (jit.cpp loads the same library and
-// resolves kernel calls into it). A variant is used only if this process can resolve it,
-// so a kernel never references a function the JIT could not link.
-class Libmvec {
- public:
-  static Libmvec& get() {
-    static Libmvec instance;
-    return instance;
-  }
-  bool has(const std::string& symbol) {
-    if (!library_.isValid()) return false;
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto [it, inserted] = known_.try_emplace(symbol, false);
-    if (inserted) it->second = library_.getAddressOfSymbol(symbol.c_str()) != nullptr;
-    return it->second;
-  }
-
- private:
-  Libmvec() {
-    if (host().x86_64)
-      library_ = llvm::sys::DynamicLibrary::getPermanentLibrary("libmvec.so.1");
-  }
-  llvm::sys::DynamicLibrary library_;
-  std::mutex mutex_;
-  llvm::StringMap<bool> known_;
-};
 
 // One target machine per thread, reused across compilations: creating one (and the
 // subtarget it caches) costs about a millisecond, and a TargetMachine may be used by one
@@ -184,7 +148,7 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine() {
   std::string error;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(h.triple, error);
   if (!target) fail("no LLVM target for " + h.triple + ": " + error);
-  llvm::TargetOptions options;  // no unsafe FP math; contraction only through `contract`
+  llvm::TargetOptions options;  // no unsafe FP math, no contraction (fma nodes are explicit)
   // CodeGenOptLevel::Less: see the measurements at optimize().
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
       h.triple, h.cpu, h.codegen_features, options, llvm::Reloc::PIC_, llvm::CodeModel::Small,
@@ -198,29 +162,6 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine() {
 
 using ir::NodeId;
 using ir::Op;
-
-const char* libm_name(Op op) {
-  switch (op) {
-    case Op::Cbrt: return "cbrt";
-    case Op::Exp: return "exp";
-    case Op::Expm1: return "expm1";
-    case Op::Log: return "log";
-    case Op::Log1p: return "log1p";
-    case Op::Pow: return "pow";
-    case Op::Sin: return "sin";
-    case Op::Cos: return "cos";
-    case Op::Tan: return "tan";
-    case Op::Asin: return "asin";
-    case Op::Acos: return "acos";
-    case Op::Atan: return "atan";
-    case Op::Atan2: return "atan2";
-    case Op::Sinh: return "sinh";
-    case Op::Cosh: return "cosh";
-    case Op::Tanh: return "tanh";
-    case Op::Hypot: return "hypot";
-    default: return nullptr;
-  }
-}
 
 // The body is cut into basic blocks of this many emitted nodes. Instruction selection and
 // the machine schedulers work per block and are superlinear in its size (se3_between's
@@ -255,11 +196,6 @@ class Lowering {
         width_(width), cuts_(cuts), b_(ctx), f64_(llvm::Type::getDoubleTy(ctx)),
         i1_(llvm::Type::getInt1Ty(ctx)), i32_(llvm::Type::getInt32Ty(ctx)),
         i64_(llvm::Type::getInt64Ty(ctx)), ptr_(llvm::PointerType::getUnqual(ctx)) {
-    if (options.fma_contraction) {
-      llvm::FastMathFlags fmf;
-      fmf.setAllowContract(true);
-      contract_ = fmf;
-    }
   }
 
   // The kernel. With W = width_ > 1 lanes:
@@ -1057,9 +993,10 @@ class Lowering {
           return w == 1 ? bit : llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(w), bit);
         }
         return f64_const(w, n.value);
-      case Op::Add: return contract(b_.CreateFAdd(a, b));
-      case Op::Sub: return contract(b_.CreateFSub(a, b));
-      case Op::Mul: return contract(b_.CreateFMul(a, b));
+      case Op::Add: return b_.CreateFAdd(a, b);
+      case Op::Sub: return b_.CreateFSub(a, b);
+      case Op::Mul: return b_.CreateFMul(a, b);
+      case Op::Fma: return intrinsic(llvm::Intrinsic::fma, w, {a, b, c});
       case Op::Div: return b_.CreateFDiv(a, b);
       case Op::Neg: return b_.CreateFNeg(a);
       case Op::Fmod: return b_.CreateFRem(a, b);  // frem is C fmod (a libm call per lane)
@@ -1089,12 +1026,6 @@ class Lowering {
     throw std::logic_error("lsjit codegen: no lowering for op " + std::string(ir::name(n.op)));
   }
 
-  llvm::Value* contract(llvm::Value* v) {
-    if (contract_)
-      if (auto* inst = llvm::dyn_cast<llvm::Instruction>(v)) inst->setFastMathFlags(*contract_);
-    return v;
-  }
-
   // pow(x, n) for an integer n. For |n| <= 16, multiplication by squaring: every partial
   // product lies between |x| and |x|^|n|, so nothing overflows or underflows early, and the
   // result is within a few ulp of std::pow (at most ~2 log2|n| roundings). Negative n
@@ -1108,9 +1039,9 @@ class Lowering {
     llvm::Value* result = nullptr;
     llvm::Value* square = x;
     for (int64_t k = m;; k >>= 1) {
-      if (k & 1) result = result ? contract(b_.CreateFMul(result, square)) : square;
+      if (k & 1) result = result ? b_.CreateFMul(result, square) : square;
       if (k <= 1) break;
-      square = contract(b_.CreateFMul(square, square));
+      square = b_.CreateFMul(square, square);
     }
     return n < 0 ? b_.CreateFDiv(f64_const(w, 1.0), result) : result;
   }
@@ -1127,31 +1058,10 @@ class Lowering {
     return fn;
   }
 
-  // The libmvec variant covering `w` lanes in chunks, or none: {isa letter, lanes}.
-  struct Variant {
-    char isa = 0;
-    uint32_t lanes = 0;
-  };
-  Variant vector_variant(uint32_t w, const std::string& name, unsigned arity) {
-    if (!options_.vector_math || w == 1) return {};
-    const Host& h = host();
-    const Variant candidates[] = {{'e', 8}, {'d', 4}, {'c', 4}, {'b', 2}};
-    const bool isa_ok[] = {h.avx512f, h.avx2, h.avx, h.sse2};
-    for (size_t k = 0; k < 4; ++k) {
-      if (!isa_ok[k] || candidates[k].lanes > w) continue;
-      if (Libmvec::get().has(mvec_name(candidates[k], name, arity))) return candidates[k];
-    }
-    return {};
-  }
-  static std::string mvec_name(Variant v, const std::string& name, unsigned arity) {
-    return std::string("_ZGV") + v.isa + "N" + std::to_string(v.lanes) +
-           std::string(arity, 'v') + "_" + name;
-  }
-
   llvm::Value* call_math(uint32_t w, const std::string& name, std::vector<llvm::Value*> args) {
     const unsigned arity = static_cast<unsigned>(args.size());
     if (w == 1) return b_.CreateCall(declare(name, f64_, arity), args);
-    const Variant v = vector_variant(w, name, arity);
+    const MathVariant v = math_variant(options_.vector_math, w, name, arity);
     if (v.lanes == 0) {  // one libm call per lane
       llvm::Function* fn = declare(name, f64_, arity);
       llvm::Value* result = llvm::PoisonValue::get(f64_type(w));
@@ -1162,7 +1072,7 @@ class Lowering {
       }
       return result;
     }
-    llvm::Function* fn = declare(mvec_name(v, name, arity), f64_type(v.lanes), arity);
+    llvm::Function* fn = declare(mvec_symbol(v, name, arity), f64_type(v.lanes), arity);
     if (v.lanes == w) return b_.CreateCall(fn, args);
     // Split into native chunks and concatenate.
     std::vector<llvm::Value*> chunks;
@@ -1199,7 +1109,6 @@ class Lowering {
   llvm::Type* i32_;
   llvm::Type* i64_;
   llvm::PointerType* ptr_;
-  std::optional<llvm::FastMathFlags> contract_;
   llvm::Function* fn_ = nullptr;
   llvm::MDNode* invariant_ = nullptr;
 
@@ -1315,7 +1224,8 @@ Prepared lower_module(const ir::Trace& mode_graph, const KernelLayout& layout,
   p.module = std::make_unique<llvm::Module>("lsjit." + symbol, *p.ctx);
   p.module->setTargetTriple(p.target.triple);
   p.module->setDataLayout(p.tm->createDataLayout());
-  Lowering(*p.ctx, *p.module, mode_graph, layout, options, p.target.vector_width, p.cuts)
+  const ir::Trace graph = executed_graph(mode_graph, options);
+  Lowering(*p.ctx, *p.module, graph, layout, options, p.target.vector_width, p.cuts)
       .build(symbol);
   return p;
 }

@@ -18,8 +18,9 @@ struct CompileOptions {
   // through the same vector code, also at the end of a range and in ranges shorter than
   // a vector (codegen.cpp), so results do not depend on how a range is split.
   uint32_t vector_width = 0;
-  // Contract a*b+c into FMA where the target has it (results differ from the interpreter
-  // by rounding only).
+  // Fuse a*b+c into one FMA where the host has it (ir/fuse_multiply_add.h, applied by
+  // kernel_numerics.h's executed_graph): results differ from the interpreter on the
+  // unfused graph by rounding only.
   bool fma_contraction = true;
   // Call glibc's libmvec for sin, cos, exp, log, ... on vectors (<= 4 ulp); false calls the
   // scalar libm function per lane.

@@ -85,7 +85,9 @@ HostCpu detect() {
   // for AVX-512, as LLVM's HasAVXSave and HasAVX512Save.
   const bool ymm_saved = (xcr & 0x6) == 0x6;
   const bool zmm_saved = ymm_saved && (xcr & 0xe0) == 0xe0;
+  h.sse2 = true;
   h.avx = ymm_saved && ((l1.c >> 28) & 1);
+  h.fma = ymm_saved && ((l1.c >> 12) & 1);  // LLVM's HasFMA: the bit and AVX state saved
   h.avx2 = h.avx && ((l7.b >> 5) & 1);
   h.avx512f = zmm_saved && ((l7.b >> 16) & 1);
   return h;
@@ -96,6 +98,9 @@ HostCpu detect() {
 HostCpu detect() {
   HostCpu h;
   h.name = "generic";
+#if defined(__aarch64__)
+  h.fma = true;  // AArch64's floating point has fused multiply-add (fmadd, fmla)
+#endif
   if (std::FILE* f = std::fopen("/proc/cpuinfo", "r")) {
     char line[4096];
     while (std::fgets(line, sizeof line, f)) {

@@ -27,8 +27,9 @@ namespace lsjit::compiler {
 struct HostCpu {
   std::string name;         // "AuthenticAMD family 0x1a model 0x44 stepping 0"
   std::string fingerprint;  // the CPUID words above, as hex, comma separated
-  // Usable (by the CPU and enabled by the OS in XCR0) instruction sets.
-  bool avx = false, avx2 = false, avx512f = false;
+  // Usable (by the CPU and enabled by the OS in XCR0) instruction sets. sse2 is x86-64's
+  // baseline; fma is fused multiply-add (FMA3 on x86-64; always on aarch64).
+  bool sse2 = false, avx = false, avx2 = false, avx512f = false, fma = false;
 };
 
 // Computed once, thread safe.

@@ -72,6 +72,8 @@ NodeId chain(GraphBuilder& b, NodeId self, int k, NodeId d) {
       const NodeId picks_a = mk(n.op == Op::Min ? Op::Le : Op::Ge, a, c);
       return k == 0 ? mk(Op::Select, picks_a, d, C(0.0)) : mk(Op::Select, picks_a, C(0.0), d);
     }
+    case Op::Fma:  // a·b + c
+      return k == 2 ? d : times(k == 0 ? c : a);
     case Op::Select:
       if (k == 0) return kNoNode;  // the condition is boolean
       return k == 1 ? mk(Op::Select, a, d, C(0.0)) : mk(Op::Select, a, C(0.0), d);

@@ -2,7 +2,7 @@
 // and the reference interpreter share, and that the JIT must reproduce. Booleans are the
 // doubles 0.0 and 1.0. Each op follows the C library function of the same name
 // (fmin/fmax for min/max, so NaN-ignoring and commutative); powi is pow with an integer
-// exponent.
+// exponent; fma is C fma (one rounding).
 #pragma once
 
 #include <cmath>
@@ -54,6 +54,7 @@ inline double eval_op(Op op, double a, double b, double c, int int_attr) {
     case Op::And: return (a != 0.0 && b != 0.0) ? 1.0 : 0.0;
     case Op::Or: return (a != 0.0 || b != 0.0) ? 1.0 : 0.0;
     case Op::Not: return a != 0.0 ? 0.0 : 1.0;
+    case Op::Fma: return std::fma(a, b, c);
     case Op::Const:
     case Op::Input:
     case Op::kCount: break;

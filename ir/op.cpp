@@ -53,6 +53,7 @@ constexpr std::array<OpInfo, kNumOps> kOpTable = {{
     {Op::And, "and", 2, B, {B, B}, true},
     {Op::Or, "or", 2, B, {B, B}, true},
     {Op::Not, "not", 1, B, {B}, false},
+    {Op::Fma, "fma", 3, F, {F, F, F}, false},
 }};
 
 constexpr bool table_in_enum_order() {

@@ -32,6 +32,10 @@ enum class Op : uint8_t {
   Lt, Le, Gt, Ge, Eq, Ne,
   // boolean logic
   And, Or, Not,
+  // fma(a, b, c) = a·b + c rounded once. Traces never contain it: fuse_multiply_add.h
+  // makes it from a single-use product, so that the compiled kernel and tier 0 fuse the
+  // same products (last in the enum, so no other op's code changes).
+  Fma,
   kCount
 };
 

@@ -24,6 +24,7 @@
 #include "lsjit/compiler/host_cpu.h"
 #include "lsjit/compiler/jit.h"
 #include "lsjit/compiler/kernel.h"
+#include "lsjit/compiler/kernel_numerics.h"
 #include "lsjit/ir/differentiate.h"
 #include "lsjit/ir/error.h"
 #include "lsjit/ir/interpreter.h"
@@ -331,6 +332,13 @@ TEST_CASE("the every-op cost has every op of the op table in its residual graph"
       lsjit::compiler::graph_for_mode(trace(every_op_cost()), KernelMode::Residual);
   std::set<lsjit::ir::Op> ops;
   for (const auto& n : g.graph.nodes) ops.insert(n.op);
+  // fma comes from fuse_multiply_add, in the graph the kernel executes (on an FMA host).
+  CompileOptions fusing;
+  fusing.fma_contraction = true;
+  if (lsjit::compiler::fuses_multiply_add(fusing))
+    for (const auto& n : lsjit::compiler::executed_graph(g, fusing).graph.nodes) ops.insert(n.op);
+  else
+    ops.insert(lsjit::ir::Op::Fma);
   for (int op = 0; op < lsjit::ir::kNumOps; ++op) {
     CAPTURE(lsjit::ir::name(static_cast<lsjit::ir::Op>(op)));
     CHECK(ops.count(static_cast<lsjit::ir::Op>(op)) == 1);
@@ -359,22 +367,26 @@ TEST_CASE("kernels match the interpreter for every op, mode, width and instance 
   CHECK(compared > 100000);
 }
 
-TEST_CASE("with FMA contraction off and libm per lane, kernels compute the interpreter's bits") {
+TEST_CASE("with libm per lane, kernels compute the interpreter's bits on the executed graph") {
+  // The executed graph has the products fused that the kernel fuses (kernel_numerics.h), so
+  // with or without FMA nothing is left to chance in instruction selection.
   const lsjit::ir::Trace traced = trace(exact_cost());
   std::mt19937_64 rng(5);
   for (KernelMode mode : {KernelMode::Residual, KernelMode::ResidualJacobian})
-    for (uint32_t width : {1u, 2u, 4u, 8u, 16u}) {
-      CompileOptions o;
-      o.vector_width = width;
-      o.fma_contraction = false;
-      o.vector_math = false;
-      const Compiled c = compile(traced, mode, o, "exact");
-      for (const auto& n : c.graph.graph.nodes) REQUIRE(n.op != lsjit::ir::Op::Powi);
-      for (int64_t count : {1, 5, 37, 300})
-        check_against_reference(c, count, cuts_for(count), rng, Sampling{}, true,
-                                std::string(lsjit::compiler::mode_name(mode)) + " " +
-                                    describe(o) + " count " + std::to_string(count));
-    }
+    for (uint32_t width : {1u, 2u, 4u, 8u, 16u})
+      for (bool fma : {false, true}) {
+        CompileOptions o;
+        o.vector_width = width;
+        o.fma_contraction = fma;
+        o.vector_math = false;
+        Compiled c = compile(traced, mode, o, "exact");
+        c.graph = lsjit::compiler::executed_graph(c.graph, o);
+        for (const auto& n : c.graph.graph.nodes) REQUIRE(n.op != lsjit::ir::Op::Powi);
+        for (int64_t count : {1, 5, 37, 300})
+          check_against_reference(c, count, cuts_for(count), rng, Sampling{}, true,
+                                  std::string(lsjit::compiler::mode_name(mode)) + " " +
+                                      describe(o) + " count " + std::to_string(count));
+      }
 }
 
 TEST_CASE("every vector width gives the same results on a pose-graph cost") {
@@ -644,6 +656,7 @@ TEST_CASE("host_target and kernel_text") {
   CHECK(h.avx == bool(__builtin_cpu_supports("avx")));
   CHECK(h.avx2 == bool(__builtin_cpu_supports("avx2")));
   CHECK(h.avx512f == bool(__builtin_cpu_supports("avx512f")));
+  CHECK(h.fma == bool(__builtin_cpu_supports("fma")));
   CHECK(h.name.find(__builtin_cpu_is("amd") ? "AuthenticAMD" : "") != std::string::npos);
 #endif
   CHECK(t.vector_width == (h.avx512f ? 8u : h.avx2 ? 4u : 2u));
@@ -673,13 +686,15 @@ TEST_CASE("host_target and kernel_text") {
     CHECK(per_lane.find("_ZGV") == std::string::npos);
     CHECK(per_lane.find("@sin(") != std::string::npos);
   }
-  // No fast-math flag but `contract`, and that only when asked for.
-  CHECK(ir.find("fadd contract") != std::string::npos);
-  for (const char* flag : {" fast ", " reassoc ", " nnan ", " ninf ", " nsz ", " arcp ", " afn "})
+  // No fast-math flag at all, contraction included: FMAs are the graph's fma nodes
+  // (llvm.fma), there when asked for on an FMA host, and only then.
+  for (const char* flag : {" fast ", " reassoc ", " nnan ", " ninf ", " nsz ", " arcp ", " afn ",
+                           " contract "})
     CHECK(ir.find(flag) == std::string::npos);
+  CHECK((ir.find("@llvm.fma.") != std::string::npos) == h.fma);
   CompileOptions no_fma;
   no_fma.fma_contraction = false;
-  CHECK(lsjit::compiler::kernel_text(g, layout, no_fma, "k", TextStage::Llvm).find("contract") ==
+  CHECK(lsjit::compiler::kernel_text(g, layout, no_fma, "k", TextStage::Llvm).find("@llvm.fma.") ==
         std::string::npos);
 }
 

@@ -1,0 +1,73 @@
+#include "lsjit/compiler/kernel_numerics.h"
+
+#include <dlfcn.h>
+
+#include <map>
+#include <mutex>
+
+#include "lsjit/compiler/host_cpu.h"
+#include "lsjit/ir/fuse_multiply_add.h"
+
+namespace lsjit::compiler {
+
+bool fuses_multiply_add(const CompileOptions& options) {
+  return options.fma_contraction && host_cpu().fma;
+}
+
+ir::Trace executed_graph(const ir::Trace& mode_graph, const CompileOptions& options) {
+  return fuses_multiply_add(options) ? ir::fuse_multiply_add(mode_graph) : mode_graph;
+}
+
+const char* libm_name(ir::Op op) {
+  using ir::Op;
+  switch (op) {
+    case Op::Cbrt: return "cbrt";
+    case Op::Exp: return "exp";
+    case Op::Expm1: return "expm1";
+    case Op::Log: return "log";
+    case Op::Log1p: return "log1p";
+    case Op::Pow: return "pow";
+    case Op::Sin: return "sin";
+    case Op::Cos: return "cos";
+    case Op::Tan: return "tan";
+    case Op::Asin: return "asin";
+    case Op::Acos: return "acos";
+    case Op::Atan: return "atan";
+    case Op::Atan2: return "atan2";
+    case Op::Sinh: return "sinh";
+    case Op::Cosh: return "cosh";
+    case Op::Tanh: return "tanh";
+    case Op::Hypot: return "hypot";
+    default: return nullptr;
+  }
+}
+
+std::string mvec_symbol(MathVariant variant, std::string_view name, unsigned arity) {
+  return std::string("_ZGV") + variant.isa + "N" + std::to_string(variant.lanes) +
+         std::string(arity, 'v') + "_" + std::string(name);
+}
+
+MathVariant math_variant(bool vector_math, uint32_t w, std::string_view name, unsigned arity) {
+  if (!vector_math || w == 1) return {};
+  const HostCpu& h = host_cpu();
+  const MathVariant candidates[] = {{'e', 8}, {'d', 4}, {'c', 4}, {'b', 2}};
+  const bool isa_ok[] = {h.avx512f, h.avx2, h.avx, h.sse2};
+  for (size_t k = 0; k < 4; ++k) {
+    if (!isa_ok[k] || candidates[k].lanes > w) continue;
+    if (libmvec_function(mvec_symbol(candidates[k], name, arity))) return candidates[k];
+  }
+  return {};
+}
+
+void* libmvec_function(const std::string& symbol) {
+  static std::mutex mutex;
+  static void* library = host_cpu().sse2 ? dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL) : nullptr;
+  static std::map<std::string, void*, std::less<>> known;
+  if (!library) return nullptr;
+  std::lock_guard lock(mutex);
+  auto [it, inserted] = known.try_emplace(symbol, nullptr);
+  if (inserted) it->second = dlsym(library, symbol.c_str());
+  return it->second;
+}
+
+}  // namespace lsjit::compiler
