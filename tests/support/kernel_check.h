@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -15,6 +16,7 @@
 #include "lsjit/compiler/codegen.h"
 #include "lsjit/compiler/jit.h"
 #include "lsjit/compiler/kernel.h"
+#include "lsjit/compiler/tier0.h"
 #include "lsjit/ir/interpreter.h"
 
 namespace lsjit::testing {
@@ -147,6 +149,64 @@ inline size_t check_kernel(const ir::Trace& traced, compiler::KernelMode mode, i
   }
   CHECK_MESSAGE(mismatches == 0, traced.signature.name << " " << compiler::mode_name(mode)
                                                        << ": " << mismatches << " mismatches");
+  return compared;
+}
+
+// Tier 0 (compiler/tier0.h) against the compiled kernel of the same graph and options, bit
+// for bit: `count` instances, the kernel over [0, count) in two pieces and tier 0 in
+// three (cut elsewhere), every output value's bits compared (NaN against any NaN: both
+// tiers make their NaNs with the same instructions, but this does not test payloads).
+// Returns the number of values compared.
+inline size_t check_tier0(const ir::Trace& traced, compiler::KernelMode mode, int64_t count,
+                          const InstanceSampler& sample, std::mt19937_64& rng,
+                          const compiler::CompileOptions& options = {}) {
+  const ir::Trace g = compiler::graph_for_mode(traced, mode);
+  const compiler::KernelLayout layout = compiler::make_layout(g.signature, mode);
+  const std::string symbol = "tier0_" + traced.signature.name + "_" +
+                             std::string(compiler::mode_name(mode));
+  const auto object = compiler::compile_kernel(g, layout, options, symbol);
+  const auto kernel = compiler::load_kernel(object.object_code, symbol);
+  const compiler::Tier0Kernel tier0(g, layout, options);
+
+  const KernelInputs in = make_kernel_inputs(layout, count, sample, rng);
+  std::vector<const int32_t*> idx;
+  std::vector<const double*> vals;
+  for (uint32_t s = 0; s < layout.num_vars; ++s) {
+    idx.push_back(in.indices[s].data());
+    vals.push_back(in.values[s].data());
+  }
+  KernelOutputs jit = make_outputs(layout, count, -12345.0), t0 = make_outputs(layout, count, 54321.0);
+  compiler::KernelArgs args;
+  args.indices = idx.data();
+  args.values = vals.data();
+  args.data = in.data.empty() ? nullptr : in.data.data();
+  auto run = [&](const std::vector<int64_t>& cuts, KernelOutputs& out, bool compiled) {
+    args.outputs = out.pointers.data();
+    args.scatter = out.scatter.data();
+    for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+      args.begin = cuts[k];
+      args.end = cuts[k + 1];
+      if (compiled)
+        kernel->function()(&args);
+      else
+        tier0(args);
+    }
+  };
+  run({0, count / 3, count}, jit, true);
+  run({0, std::min<int64_t>(count, 5), std::max<int64_t>(count / 2, std::min<int64_t>(count, 5)), count}, t0, false);
+  size_t compared = 0, mismatches = 0;
+  for (size_t a = 0; a < layout.outputs.size(); ++a)
+    for (size_t k = 0; k < jit.arrays[a].size(); ++k, ++compared) {
+      const double x = jit.arrays[a][k], y = t0.arrays[a][k];
+      const bool same = (std::isnan(x) && std::isnan(y)) ||
+                        std::bit_cast<uint64_t>(x) == std::bit_cast<uint64_t>(y);
+      if (!same && mismatches++ < 5)
+        FAIL_CHECK(traced.signature.name << " " << compiler::mode_name(mode) << " count "
+                   << count << ": " << layout.outputs[a].name << " value " << k
+                   << " is " << x << " compiled and " << y << " in tier 0");
+    }
+  CHECK_MESSAGE(mismatches == 0, traced.signature.name << " " << compiler::mode_name(mode)
+                                                       << ": " << mismatches << " differ");
   return compared;
 }
 

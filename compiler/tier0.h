@@ -1,0 +1,81 @@
+// Tier 0: a columnar interpreter of a kernel's graph, keeping the kernel contract of
+// kernel.h and computing the compiled kernel's values bit for bit.
+//
+// Why: a cold process waits for LLVM before its first evaluation (a pose graph's SE3
+// kernels take 100-200 ms to compile), and a platform without LLVM cannot compile at all.
+// Tier 0 can run a kernel the moment its graph exists. Because its results are the
+// compiled kernel's to the bit, a solver may switch from one to the other between (or
+// within) evaluations without changing its trajectory.
+//
+// How: the graph is flattened once, at construction, into a list of steps over registers,
+// each register a column of kBlock doubles (one per instance); registers are reused after
+// a value's last use, so a call touches (live values) x kBlock x 8 bytes of scratch. A call
+// runs every step over a block of kBlock instances, so an op's dispatch is paid once per
+// block, and each step's loop is a plain vectorizable loop (compiled for AVX-512, AVX2+FMA
+// and baseline x86-64, chosen at run time). The last block of a range is padded with
+// copies of its last instance, which are computed and not stored.
+//
+// Bit-identity with the compiled kernel (codegen.cpp) rests on three things:
+//   - the same graph: executed_graph(mode_graph, options) (kernel_numerics.h), so the same
+//     products are fused into fma, each computed by one fused instruction here too;
+//   - the same functions: transcendentals call math_variant()'s choice for the compiled
+//     kernel's width, libmvec on chunks of its lanes or libm per instance, and powi is the
+//     same chain of multiplications as codegen's lower_powi;
+//   - the instruction semantics where C differs from LLVM's lowering: min/max are x86's
+//     minpd/maxpd as LLVM uses them for llvm.minnum/maxnum (min(-0, +0) is -0 there and
+//     +0 in glibc's fmin), every other op is a single IEEE operation.
+// The tests compare tier 0 with compiled kernels bit for bit on every test cost, mode,
+// width and instance count (tests/compiler/tier0_test.cpp).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "lsjit/compiler/codegen.h"
+#include "lsjit/compiler/kernel.h"
+#include "lsjit/compiler/kernel_numerics.h"
+
+namespace lsjit::compiler {
+
+class Tier0Kernel {
+ public:
+  static constexpr uint32_t kBlock = 64;  // instances per step; a multiple of every variant's lanes
+
+  // `mode_graph`: graph_for_mode's result; `layout`: make_layout(mode_graph.signature, mode);
+  // `options`: those the compiled kernel of the same key uses (its width is resolved as
+  // host_target resolves it). Throws lsjit::Error for an op tier 0 cannot run.
+  Tier0Kernel(const ir::Trace& mode_graph, const KernelLayout& layout, const CompileOptions& options);
+
+  // The kernel contract (kernel.h): instances [args.begin, args.end). Thread safe: each
+  // thread uses its own scratch.
+  void operator()(const KernelArgs& args) const;
+
+  uint32_t registers() const { return registers_; }  // columns of scratch a call uses
+  size_t steps() const { return steps_.size(); }
+
+  // One instruction: dst ← op(a, b, c) on every instance of the block. Kinds other than
+  // Op are loads of an input (a: variable slot or data, b: component or offset).
+  enum class Kind : uint8_t { Op, LoadVar, LoadData, Constant, MathCall };
+  struct Step {
+    Kind kind = Kind::Op;
+    ir::Op op = ir::Op::Const;
+    uint32_t dst = 0, a = 0, b = 0, c = 0;
+    int32_t int_attr = 0;     // Powi's exponent
+    double value = 0;         // Constant
+    void* function = nullptr; // MathCall: libmvec variant or libm function
+    MathVariant variant;      // MathCall: lanes == 0 is libm per instance
+    uint8_t arity = 0;        // MathCall: 1 or 2
+  };
+  struct Store {
+    uint32_t reg, array, offset;
+  };
+
+ private:
+  std::vector<Step> steps_;
+  std::vector<Store> stores_;
+  KernelLayout layout_;
+  uint32_t registers_ = 0;
+  uint32_t num_vars_ = 0;
+};
+
+}  // namespace lsjit::compiler
