@@ -64,6 +64,7 @@ std::string_view source_name(KernelSource source) {
     case KernelSource::Memory: return "memory";
     case KernelSource::Disk: return "disk";
     case KernelSource::Compiled: return "compiled";
+    case KernelSource::Tier0: return "tier0";
   }
   return "?";
 }
@@ -75,6 +76,13 @@ KernelCache::Options KernelCache::Options::from_environment() {
   o.log_compiles = env_flag("LSJIT_LOG_COMPILES");
   o.explain_misses = env_flag("LSJIT_EXPLAIN_CACHE_MISSES");
   o.fail_on_recompile = env_flag("LSJIT_FAIL_ON_RECOMPILE");
+  if (const char* t = std::getenv("LSJIT_TIER"); t && *t) {
+    const std::string_view tier(t);
+    if (tier == "0")
+      o.tier0_only = true;
+    else if (tier != "compiled")
+      std::cerr << "lsjit: LSJIT_TIER=" << tier << " is neither 0 nor compiled; compiling kernels\n";
+  }
   if (const char* l = std::getenv("LSJIT_RECOMPILE_LIMIT"); l && *l) {
     char* end = nullptr;
     const unsigned long v = std::strtoul(l, &end, 10);
@@ -241,7 +249,10 @@ KernelCache::Lookup KernelCache::lookup_keyed(const ir::Trace& traced, KernelMod
     std::string line = "lsjit: kernel " + name + " " + std::string(mode_name(mode)) + " " +
                        short_id(key) + " (trace " + name + "-" +
                        std::string(key.part("structural_hash").substr(0, 12)) + "): ";
-    if (source == KernelSource::Compiled)
+    if (source == KernelSource::Tier0)
+      line += "tier 0 in " + ms(kernel->obtain_s + t.trace_s) + " ms (trace " + ms(t.trace_s) +
+              ", differentiate " + ms(t.differentiate_s) + ", simplify " + ms(t.simplify_s) + " ms)";
+    else if (source == KernelSource::Compiled)
       line += "compiled in " + ms(kernel->obtain_s + t.trace_s) + " ms (trace " + ms(t.trace_s) +
               ", differentiate " + ms(t.differentiate_s) + ", simplify " + ms(t.simplify_s) +
               ", llvm_ir " + ms(t.llvm_ir_s) + ", optimize " + ms(t.optimize_s) + ", codegen " +
@@ -266,6 +277,19 @@ std::shared_ptr<const Kernel> KernelCache::produce(const ir::Trace& traced, Kern
   kernel->key = key;
   kernel->symbol = kernel_symbol(key);
   const std::string& name = traced.signature.name;
+  if (options_.tier0_only) {
+    StageTimes& t = kernel->times;
+    t.trace_s = trace_s;
+    const ir::Trace graph = graph_for_mode(traced, mode);
+    (mode == KernelMode::Residual ? t.simplify_s : t.differentiate_s) = seconds_since(t0);
+    kernel->layout = make_layout(traced.signature, mode);
+    kernel->tier0 = std::make_shared<const Tier0Kernel>(graph, kernel->layout, options);
+    kernel->source = source = KernelSource::Tier0;
+    kernel->obtain_s = seconds_since(t0);
+    std::lock_guard lock(mutex_);
+    ++stats_.misses;
+    return kernel;
+  }
   auto bad_entry = [&](const std::string& what) {
     const std::string path = disk_->entry_path(key.hash).string();
     warn_once("bad " + path + " " + what,
@@ -510,7 +534,9 @@ std::vector<KernelCache::Lookup> KernelCache::lookup_modes(const ir::Trace& trac
       if (std::optional<Lookup> hit = memory_hit(keys[i])) {
         results[i] = *hit;
         results[i].seconds = seconds_since(t0);
-      } else if (on_disk(keys[i])) {  // compiles here only if the entry turns out bad
+      } else if (options_.tier0_only || on_disk(keys[i])) {
+        // Tier 0 builds in well under a millisecond; a disk entry compiles here only if it
+        // turns out bad.
         results[i] = lookup_keyed(traced, modes[i], options, trace_s, keys[i]);
       } else {
         misses.push_back(i);

@@ -38,6 +38,9 @@
 //   LSJIT_FAIL_ON_RECOMPILE=1       a recompile throws lsjit::Error, with the explanation,
 //                                   before anything is loaded or compiled (for test suites)
 //   LSJIT_RECOMPILE_LIMIT=N         warn once per cost when it exceeds N recompiles (8)
+//   LSJIT_TIER=0                    Options::tier0_only; LSJIT_TIER=compiled (the default)
+//                                   compiles every kernel; any other value is warned
+//                                   about and means compiled
 //
 // Recompiles: a recompile is a memory miss for a (cost name, mode) that already has a
 // kernel with a different key in this cache, whether the new kernel then comes from disk
@@ -65,11 +68,13 @@
 #include "lsjit/compiler/disk_cache.h"
 #include "lsjit/compiler/jit.h"
 #include "lsjit/compiler/kernel.h"
+#include "lsjit/compiler/tier0.h"
 
 namespace lsjit::compiler {
 
-enum class KernelSource : uint8_t { Memory, Disk, Compiled };
-std::string_view source_name(KernelSource source);  // memory, disk, compiled
+// Tier0: built by tier 0 (tier0.h) instead of compiled, with Options::tier0_only.
+enum class KernelSource : uint8_t { Memory, Disk, Compiled, Tier0 };
+std::string_view source_name(KernelSource source);  // memory, disk, compiled, tier0
 
 // A loaded kernel, shared by everyone who asked for its key. The code stays loaded while
 // a handle exists.
@@ -81,11 +86,18 @@ struct Kernel {
   // Compiled: every stage as measured. Disk: the stored stages of the compile that made
   // the entry, with trace_s and link_s (the load) measured in this process.
   StageTimes times;
-  KernelSource source = KernelSource::Compiled;  // how it entered this cache: Disk or Compiled
+  KernelSource source = KernelSource::Compiled;  // how it entered this cache: Disk, Compiled or Tier0
   double obtain_s = 0;  // seconds this process spent getting it (read + load, or compile)
   std::shared_ptr<LoadedKernel> code;
+  // Source Tier0: the interpreter that runs in place of machine code (function is null).
+  std::shared_ptr<const Tier0Kernel> tier0;
 
-  void operator()(const KernelArgs& args) const { function(&args); }
+  void operator()(const KernelArgs& args) const {
+    if (function)
+      function(&args);
+    else
+      (*tier0)(args);
+  }
 };
 
 struct CacheStats {
@@ -133,6 +145,10 @@ class KernelCache {
     bool explain_misses = false;
     uint32_t recompile_limit = 8;
     bool fail_on_recompile = false;
+    // Every kernel is tier 0 (tier0.h): nothing is read from or written to the disk, LLVM
+    // is never loaded, and results are the compiled kernels' to the bit, 2-7x slower to
+    // evaluate (docs/benchmarks.md). For platforms without LLVM, and to test tier 0.
+    bool tier0_only = false;
     Backend backend;
 
     static Options from_environment();

@@ -248,6 +248,9 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
         ++layout->cache_misses;
         ++layout->compiles;
         layout->compile_s += l.seconds;
+      } else if (l.source == compiler::KernelSource::Tier0) {  // built, not compiled (LSJIT_TIER=0)
+        ++layout->cache_misses;
+        layout->compile_s += l.seconds;
       } else {
         ++layout->cache_hits;
         if (l.source == compiler::KernelSource::Disk) layout->compile_s += l.seconds;

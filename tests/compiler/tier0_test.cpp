@@ -10,6 +10,7 @@
 #include "../support/multi_slot_functions.h"
 #include "../support/test_functions.h"
 #include "lsjit/compiler/host_cpu.h"
+#include "lsjit/compiler/kernel_cache.h"
 
 using namespace lsjit::testing;
 using lsjit::compiler::CompileOptions;
@@ -123,4 +124,45 @@ TEST_CASE("tier 0's min and max are the compiled kernel's on every pair of speci
     pair = 0;
     check_tier0(traced, KernelMode::Residual, 64, all_pairs, rng, o);
   }
+}
+
+TEST_CASE("a tier0_only cache builds tier 0 kernels: no compile, no disk, the compiled bits") {
+  const TestFunction t = test_functions().front();
+  const lsjit::ir::Trace traced = trace_function(t);
+  lsjit::compiler::KernelCache::Options o;
+  o.use_disk = false;
+  o.quiet = true;
+  lsjit::compiler::KernelCache compiled(o);
+  o.tier0_only = true;
+  lsjit::compiler::KernelCache tier0(o);
+  for (KernelMode mode : lsjit::compiler::kAllModes) {
+    const auto l = tier0.lookup(traced, mode);
+    CHECK(l.source == lsjit::compiler::KernelSource::Tier0);
+    CHECK(!l.kernel->function);
+    REQUIRE(l.kernel->tier0 != nullptr);
+    CHECK(tier0.lookup(traced, mode).source == lsjit::compiler::KernelSource::Memory);
+    const auto c = compiled.lookup(traced, mode);
+    CHECK(c.kernel->key == l.kernel->key);  // the same kernel, in another tier
+    // Through Kernel::operator(), as the evaluator calls both.
+    std::mt19937_64 rng(5);
+    const KernelInputs in = make_kernel_inputs(c.kernel->layout, 100, sampler_for(t), rng);
+    std::vector<const int32_t*> idx{in.indices[0].data()};
+    std::vector<const double*> vals{in.values[0].data()};
+    KernelOutputs a = make_outputs(c.kernel->layout, 100, 1.0), b = make_outputs(c.kernel->layout, 100, 2.0);
+    lsjit::compiler::KernelArgs args;
+    args.end = 100;
+    args.indices = idx.data();
+    args.values = vals.data();
+    args.data = in.data.data();
+    args.outputs = a.pointers.data();
+    args.scatter = a.scatter.data();
+    (*c.kernel)(args);
+    args.outputs = b.pointers.data();
+    args.scatter = b.scatter.data();
+    (*l.kernel)(args);
+    CHECK(a.arrays == b.arrays);
+  }
+  CHECK(tier0.stats().compiles == 0);
+  CHECK(tier0.stats().misses == 3);
+  CHECK(compiled.stats().compiles == 3);
 }

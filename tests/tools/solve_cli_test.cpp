@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -332,6 +333,33 @@ TEST_CASE("a warm lsjit solve maps no libLLVM, a cold one loads it to compile") 
   CHECK(warm.out.find("libLLVM") == std::string::npos);
   const Run help = run("--help", "LD_DEBUG=files");
   CHECK(help.out.find("libLLVM") == std::string::npos);
+}
+
+// Issue 20: LSJIT_TIER=0 runs every kernel in tier 0 (compiler/tier0.h). A cold process
+// then neither loads libLLVM nor writes the disk cache, and its solution is the compiled
+// kernels' to the last digit written.
+TEST_CASE("LSJIT_TIER=0 solves cold without LLVM, to the compiled kernels' solution") {
+  for (int dim : {2, 3}) {
+    CAPTURE(dim);
+    const fs::path file = generated("tier0_" + std::to_string(dim), dim);
+    const fs::path cache = file.parent_path() / "kernel-cache";
+    const fs::path tier0_out = file.parent_path() / "tier0.g2o", compiled_out = file.parent_path() / "compiled.g2o";
+    const Run t0 = run("solve " + file.string() + " --out " + tier0_out.string(),
+                       "LSJIT_TIER=0 LD_DEBUG=files LSJIT_CACHE_DIR=" + cache.string());
+    CAPTURE(t0.out);
+    REQUIRE(t0.exit_code == 0);
+    CHECK(t0.out.find("libLLVM") == std::string::npos);
+    CHECK(t0.out.find("0 hits, 2 misses") != std::string::npos);
+    CHECK((!fs::exists(cache) || fs::is_empty(cache)));
+    const Run compiled = run("solve " + file.string() + " --out " + compiled_out.string(),
+                             "LSJIT_TIER=compiled LSJIT_CACHE_DIR=" + cache.string());
+    REQUIRE(compiled.exit_code == 0);
+    std::ifstream a(tier0_out), b(compiled_out);
+    const std::string tier0_text((std::istreambuf_iterator<char>(a)), std::istreambuf_iterator<char>());
+    const std::string compiled_text((std::istreambuf_iterator<char>(b)), std::istreambuf_iterator<char>());
+    CHECK(!tier0_text.empty());
+    CHECK(tier0_text == compiled_text);
+  }
 }
 
 // Issue 19, item 21 (README, "License"): the default build's CLI links no GPL code. CHOLMOD
