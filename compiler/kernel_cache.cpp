@@ -76,12 +76,15 @@ KernelCache::Options KernelCache::Options::from_environment() {
   o.log_compiles = env_flag("LSJIT_LOG_COMPILES");
   o.explain_misses = env_flag("LSJIT_EXPLAIN_CACHE_MISSES");
   o.fail_on_recompile = env_flag("LSJIT_FAIL_ON_RECOMPILE");
+  o.tiering = Tiering::Tiered;
   if (const char* t = std::getenv("LSJIT_TIER"); t && *t) {
     const std::string_view tier(t);
     if (tier == "0")
-      o.tier0_only = true;
-    else if (tier != "compiled")
-      std::cerr << "lsjit: LSJIT_TIER=" << tier << " is neither 0 nor compiled; compiling kernels\n";
+      o.tiering = Tiering::Tier0Only;
+    else if (tier == "compiled")
+      o.tiering = Tiering::Compiled;
+    else if (tier != "tiered")
+      std::cerr << "lsjit: LSJIT_TIER=" << tier << " is not tiered, compiled or 0; using tiered\n";
   }
   if (const char* l = std::getenv("LSJIT_RECOMPILE_LIMIT"); l && *l) {
     char* end = nullptr;
@@ -110,7 +113,7 @@ KernelCache::KernelCache(Options options) : options_(std::move(options)) {
   }
 }
 
-KernelCache::~KernelCache() = default;
+KernelCache::~KernelCache() { wait_for_background(); }
 
 void KernelCache::log_line(const std::string& text) {
   if (options_.quiet) return;
@@ -277,17 +280,8 @@ std::shared_ptr<const Kernel> KernelCache::produce(const ir::Trace& traced, Kern
   kernel->key = key;
   kernel->symbol = kernel_symbol(key);
   const std::string& name = traced.signature.name;
-  if (options_.tier0_only) {
-    StageTimes& t = kernel->times;
-    t.trace_s = trace_s;
-    const ir::Trace graph = graph_for_mode(traced, mode);
-    (mode == KernelMode::Residual ? t.simplify_s : t.differentiate_s) = seconds_since(t0);
-    kernel->layout = make_layout(traced.signature, mode);
-    kernel->tier0 = std::make_shared<const Tier0Kernel>(graph, kernel->layout, options);
-    kernel->source = source = KernelSource::Tier0;
-    kernel->obtain_s = seconds_since(t0);
-    std::lock_guard lock(mutex_);
-    ++stats_.misses;
+  if (options_.tiering == Options::Tiering::Tier0Only) {  // no disk: tier 0 is all there is
+    start_in_tier0(kernel, traced, mode, options, trace_s, source);
     return kernel;
   }
   auto bad_entry = [&](const std::string& what) {
@@ -342,6 +336,10 @@ std::shared_ptr<const Kernel> KernelCache::produce(const ir::Trace& traced, Kern
     }
   }
 
+  if (options_.tiering == Options::Tiering::Tiered) {
+    start_in_tier0(kernel, traced, mode, options, trace_s, source);
+    return kernel;
+  }
   {
     std::lock_guard lock(mutex_);
     ++stats_.misses;
@@ -370,6 +368,13 @@ std::shared_ptr<const Kernel> KernelCache::produce(const ir::Trace& traced, Kern
     stats_.compile_s += kernel->obtain_s;
   }
 
+  store_on_disk(key, kernel->symbol, t, graph, object);
+  return kernel;
+}
+
+void KernelCache::store_on_disk(const CacheKey& key, const std::string& symbol,
+                                const StageTimes& times, const ir::Trace& graph,
+                                const CompiledObject& object) {
   bool write = false;
   bool warn_no_directory = false;
   {
@@ -382,10 +387,10 @@ std::shared_ptr<const Kernel> KernelCache::produce(const ir::Trace& traced, Kern
     warn("no kernel cache directory (set LSJIT_CACHE_DIR, XDG_CACHE_HOME or HOME); kernels are "
          "cached in memory only");
   if (write) {
-    DiskEntry entry{key, kernel->symbol, t, ir::print(graph), object.object_code};
+    DiskEntry entry{key, symbol, times, ir::print(graph), object.object_code};
     try {
       const std::optional<AuthKey> auth = disk_key(true);
-      if (!auth) return kernel;  // refused (warned); memory only from now on
+      if (!auth) return;  // refused (warned); memory only from now on
       disk_->write(entry, *auth);
       std::lock_guard lock(mutex_);
       ++stats_.disk_writes;
@@ -401,7 +406,6 @@ std::shared_ptr<const Kernel> KernelCache::produce(const ir::Trace& traced, Kern
       if (first) warn(std::string(ex.what()) + "; kernels are cached in memory only from now on");
     }
   }
-  return kernel;
 }
 
 CacheStats KernelCache::stats() const {
@@ -420,6 +424,13 @@ std::vector<CacheEntryInfo> KernelCache::entries() const {
   std::sort(out.begin(), out.end(),
             [](const CacheEntryInfo& a, const CacheEntryInfo& b) { return a.key.id() < b.key.id(); });
   return out;
+}
+
+std::shared_ptr<const Kernel> KernelCache::find(const CacheKey& key) const {
+  std::lock_guard lock(mutex_);
+  const auto it = memory_.find({key.hash.hi, key.hash.lo});
+  if (it == memory_.end() || it->second.kernel->key.parts != key.parts) return nullptr;
+  return it->second.kernel;
 }
 
 uint32_t KernelCache::recompiles(std::string_view cost_name) const {
@@ -534,9 +545,9 @@ std::vector<KernelCache::Lookup> KernelCache::lookup_modes(const ir::Trace& trac
       if (std::optional<Lookup> hit = memory_hit(keys[i])) {
         results[i] = *hit;
         results[i].seconds = seconds_since(t0);
-      } else if (options_.tier0_only || on_disk(keys[i])) {
-        // Tier 0 builds in well under a millisecond; a disk entry compiles here only if it
-        // turns out bad.
+      } else if (options_.tiering != Options::Tiering::Compiled || on_disk(keys[i])) {
+        // A disk entry compiles here only if it turns out bad; with tiering, a miss costs
+        // differentiation and tier 0's set-up here, and compiles in the background.
         results[i] = lookup_keyed(traced, modes[i], options, trace_s, keys[i]);
       } else {
         misses.push_back(i);

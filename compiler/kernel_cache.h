@@ -38,9 +38,9 @@
 //   LSJIT_FAIL_ON_RECOMPILE=1       a recompile throws lsjit::Error, with the explanation,
 //                                   before anything is loaded or compiled (for test suites)
 //   LSJIT_RECOMPILE_LIMIT=N         warn once per cost when it exceeds N recompiles (8)
-//   LSJIT_TIER=0                    Options::tier0_only; LSJIT_TIER=compiled (the default)
-//                                   compiles every kernel; any other value is warned
-//                                   about and means compiled
+//   LSJIT_TIER=tiered|compiled|0    Options::tiering: Tiered (the default), Compiled or
+//                                   Tier0Only; any other value is warned about and means
+//                                   tiered
 //
 // Recompiles: a recompile is a memory miss for a (cost name, mode) that already has a
 // kernel with a different key in this cache, whether the new kernel then comes from disk
@@ -48,6 +48,7 @@
 // Asking for another mode of the same cost is not a recompile.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
@@ -78,25 +79,35 @@ std::string_view source_name(KernelSource source);  // memory, disk, compiled, t
 
 // A loaded kernel, shared by everyone who asked for its key. The code stays loaded while
 // a handle exists.
+//
+// Tiers: a kernel runs machine code when `function` is set, else tier 0 (tier0.h). With
+// KernelCache::Tiering::Tiered a missing kernel starts in tier 0 and a background thread
+// compiles it, then sets `function` (after `code`): every call made after that runs the
+// compiled code, calls already running finish in tier 0. The two compute the same bits,
+// so where the switch falls within a solve changes no result.
 struct Kernel {
-  KernelFn function = nullptr;
+  std::atomic<KernelFn> function{nullptr};
   KernelLayout layout;  // output array names use the slot names of the first trace
   CacheKey key;
   std::string symbol;
   // Compiled: every stage as measured. Disk: the stored stages of the compile that made
-  // the entry, with trace_s and link_s (the load) measured in this process.
+  // the entry, with trace_s and link_s (the load) measured in this process. Tier0: trace,
+  // differentiate and simplify (a background compile does not change them).
   StageTimes times;
   KernelSource source = KernelSource::Compiled;  // how it entered this cache: Disk, Compiled or Tier0
-  double obtain_s = 0;  // seconds this process spent getting it (read + load, or compile)
-  std::shared_ptr<LoadedKernel> code;
-  // Source Tier0: the interpreter that runs in place of machine code (function is null).
+  double obtain_s = 0;  // seconds this process spent getting it (read + load, compile, or tier 0)
+  std::shared_ptr<LoadedKernel> code;  // written once, before `function` is set
+  // Source Tier0: the interpreter that runs until (or instead of) machine code.
   std::shared_ptr<const Tier0Kernel> tier0;
+  mutable std::atomic<uint64_t> tier0_calls{0};  // calls tier 0 answered
 
   void operator()(const KernelArgs& args) const {
-    if (function)
-      function(&args);
-    else
+    if (const KernelFn f = function.load(std::memory_order_acquire)) {
+      f(&args);
+    } else {
+      tier0_calls.fetch_add(1, std::memory_order_relaxed);
       (*tier0)(args);
+    }
   }
 };
 
@@ -145,10 +156,16 @@ class KernelCache {
     bool explain_misses = false;
     uint32_t recompile_limit = 8;
     bool fail_on_recompile = false;
-    // Every kernel is tier 0 (tier0.h): nothing is read from or written to the disk, LLVM
-    // is never loaded, and results are the compiled kernels' to the bit, 2-7x slower to
-    // evaluate (docs/benchmarks.md). For platforms without LLVM, and to test tier 0.
-    bool tier0_only = false;
+    // Where kernels that are not in memory come from:
+    //   Compiled   the disk, else a compile that the caller waits for;
+    //   Tiered     the disk, else tier 0 at once (tier0.h: the compiled kernel's bits, 2-7x
+    //              slower to evaluate) while a background thread compiles, switches the
+    //              kernel to machine code and writes the disk entry (Kernel, above);
+    //   Tier0Only  tier 0 always: no disk, LLVM never loaded. For platforms without LLVM.
+    // A cache constructed in code compiles; default_cache() reads LSJIT_TIER (tiered unless
+    // set). The process waits for background compiles at exit, and ~KernelCache for its own.
+    enum class Tiering : uint8_t { Compiled, Tiered, Tier0Only };
+    Tiering tiering = Tiering::Compiled;
     Backend backend;
 
     static Options from_environment();
@@ -189,7 +206,13 @@ class KernelCache {
 
   CacheStats stats() const;
   std::vector<CacheEntryInfo> entries() const;  // in memory, by id
+  // The kernel in memory under `key`, or nullptr. Not counted as a get.
+  std::shared_ptr<const Kernel> find(const CacheKey& key) const;
   uint32_t recompiles(std::string_view cost_name) const;
+
+  // Blocks until every background compile this cache started (Tiering::Tiered) has
+  // finished: its kernel switched to machine code, or its failure warned about.
+  void wait_for_background();
 
   void set_fail_on_recompile(bool fail);
   void set_recompile_limit(uint32_t limit);
@@ -226,6 +249,17 @@ class KernelCache {
   std::shared_ptr<const Kernel> produce(const ir::Trace& traced, KernelMode mode,
                                         const CompileOptions& options, const CacheKey& key,
                                         double trace_s, KernelSource& source);
+  // The miss of produce() with tiering: `kernel` (key and symbol set) becomes a tier 0
+  // kernel, and unless Tier0Only a background thread compiles it (background_compile.cpp).
+  void start_in_tier0(const std::shared_ptr<Kernel>& kernel, const ir::Trace& traced, KernelMode mode,
+                      const CompileOptions& options, double trace_s, KernelSource& source);
+  void compile_in_background(const std::shared_ptr<Kernel>& kernel,
+                             const std::shared_ptr<const ir::Trace>& graph, KernelMode mode,
+                             CompileOptions options, StageTimes times);
+  // Writes a compiled kernel's entry to the disk cache, if it is in use and writable;
+  // failures are warned about (once where they repeat), never thrown.
+  void store_on_disk(const CacheKey& key, const std::string& symbol, const StageTimes& times,
+                     const ir::Trace& graph, const CompiledObject& object);
   TargetInfo target_for(const CompileOptions& options);
   void warn(const std::string& line);
   void log_line(const std::string& line);
@@ -254,7 +288,17 @@ class KernelCache {
   std::vector<std::pair<std::tuple<uint32_t, bool, bool>, TargetInfo>> targets_;
 
   std::mutex log_mutex_;
+
+  std::mutex background_mutex_;
+  std::condition_variable background_done_;
+  uint32_t background_running_ = 0;  // under background_mutex_
 };
+
+// Blocks until the background compiles of every KernelCache have finished. Registered
+// with atexit before the first one starts and again once LLVM is loaded, so that a
+// process exits only after its compiles (and their disk entries) are done and before
+// libLLVM's static destructors run.
+void wait_for_background_compiles();
 
 // The process-wide cache, configured from the environment on first use. Never destroyed
 // (kernels may be in use until the process exits).

@@ -1,6 +1,7 @@
 // Finding, checking and loading liblsjit_llvm.so (llvm_backend.h), and the functions of
 // codegen.h and jit.h that forward to it.
 #include "lsjit/compiler/llvm_backend.h"
+#include "lsjit/compiler/kernel_cache.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -100,6 +102,9 @@ void load() {
     if (void* handle = open_trusted(path, why)) {
       if (const LlvmBackendApi* api = check_api(handle, why)) {
         loaded_api = api;
+        // libLLVM registered its static destructors as it loaded; handlers registered
+        // later run earlier, so this one lets background compiles finish before them.
+        std::atexit(wait_for_background_compiles);
         return;
       }
       // A refused module stays mapped (dlclose of a module that may have run static

@@ -142,6 +142,13 @@ struct ProblemLayout {
   // at first use, one per group, and kept in jacobian_kernels (under jacobian_mutex).
   compiler::KernelCache* cache = nullptr;
   compiler::CompileOptions compile;
+  // The last owner of an analyzed problem waits here for the background compiles of its
+  // cache (KernelCache::Options::Tiering::Tiered): a program that ends after its solve
+  // then exits only when they have finished, and before libLLVM's static destructors,
+  // some of which LLVM registers during a compile, after any atexit handler of lsjit's.
+  ~ProblemLayout() {
+    if (cache) cache->wait_for_background();
+  }
   mutable std::mutex jacobian_mutex;
   mutable std::vector<std::shared_ptr<const compiler::Kernel>> jacobian_kernels;
 

@@ -133,7 +133,7 @@ TEST_CASE("a tier0_only cache builds tier 0 kernels: no compile, no disk, the co
   o.use_disk = false;
   o.quiet = true;
   lsjit::compiler::KernelCache compiled(o);
-  o.tier0_only = true;
+  o.tiering = lsjit::compiler::KernelCache::Options::Tiering::Tier0Only;
   lsjit::compiler::KernelCache tier0(o);
   for (KernelMode mode : lsjit::compiler::kAllModes) {
     const auto l = tier0.lookup(traced, mode);

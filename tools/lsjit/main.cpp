@@ -7,6 +7,7 @@
 
 #include "lsjit/ir/error.h"
 #include "commands.h"
+#include "lsjit/compiler/kernel_cache.h"
 
 namespace {
 
@@ -51,7 +52,13 @@ int main(int argc, char** argv) {
   try {
     if (command == "trace") return lsjit::cli::trace_command(args, std::cout, std::cerr);
     if (command == "cache") return lsjit::cli::cache_command(args, std::cout, std::cerr);
-    if (command == "solve") return lsjit::cli::solve_command(args, std::cout, std::cerr);
+    if (command == "solve") {
+      const int status = lsjit::cli::solve_command(args, std::cout, std::cerr);
+      // Kernels still compiling in the background (KernelCache::Options::Tiering::Tiered)
+      // finish, and reach the disk cache, before the process tears libLLVM down.
+      lsjit::compiler::wait_for_background_compiles();
+      return status;
+    }
     if (command == "generate") return lsjit::cli::generate_command(args, std::cout, std::cerr);
     if (command == "help" || command == "--help" || command == "-h") {
       std::cout << kUsage;

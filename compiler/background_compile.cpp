@@ -1,0 +1,150 @@
+// KernelCache's tiered misses (kernel_cache.h, Options::Tiering): a kernel starts in tier 0
+// on the caller's thread, and a background thread compiles it, switches it to machine code
+// and writes its disk entry.
+//
+// Why threads that are waited for at exit: a cold solve should not wait for LLVM, but a
+// compile must not run while the process tears libLLVM down. Every background compile is
+// counted in a process-wide registry; wait_for_background_compiles() is registered with
+// atexit before the first one starts, and again by llvm_backend.cpp right after the module
+// (and libLLVM, whose static destructors are registered as it loads) is loaded, so one of
+// the two runs before those destructors.
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/compiler/tier0.h"
+#include "lsjit/ir/error.h"
+
+namespace lsjit::compiler {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+std::string ms(double seconds) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f", seconds * 1e3);
+  return b;
+}
+
+struct Registry {
+  std::mutex mutex;
+  std::condition_variable done;
+  uint32_t running = 0;
+};
+Registry& registry() {
+  static Registry* r = new Registry;  // never destroyed: used from atexit handlers
+  return *r;
+}
+
+void registry_start() {
+  static std::once_flag at_exit;
+  std::call_once(at_exit, [] { std::atexit(wait_for_background_compiles); });
+  std::lock_guard lock(registry().mutex);
+  ++registry().running;
+}
+
+void registry_finish() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  if (--r.running == 0) r.done.notify_all();
+}
+
+}  // namespace
+
+void wait_for_background_compiles() {
+  Registry& r = registry();
+  std::unique_lock lock(r.mutex);
+  r.done.wait(lock, [&] { return r.running == 0; });
+}
+
+void KernelCache::wait_for_background() {
+  std::unique_lock lock(background_mutex_);
+  background_done_.wait(lock, [&] { return background_running_ == 0; });
+}
+
+void KernelCache::start_in_tier0(const std::shared_ptr<Kernel>& kernel, const ir::Trace& traced,
+                                 KernelMode mode, const CompileOptions& options, double trace_s,
+                                 KernelSource& source) {
+  const auto t0 = Clock::now();
+  StageTimes& t = kernel->times;
+  t.trace_s = trace_s;
+  auto graph = std::make_shared<const ir::Trace>(graph_for_mode(traced, mode));
+  (mode == KernelMode::Residual ? t.simplify_s : t.differentiate_s) = seconds_since(t0);
+  kernel->layout = make_layout(traced.signature, mode);
+  kernel->tier0 = std::make_shared<const Tier0Kernel>(*graph, kernel->layout, options);
+  kernel->source = source = KernelSource::Tier0;
+  kernel->obtain_s = seconds_since(t0);
+  {
+    std::lock_guard lock(mutex_);
+    ++stats_.misses;
+  }
+  if (options_.tiering != Options::Tiering::Tiered) return;
+  {
+    std::lock_guard lock(background_mutex_);
+    ++background_running_;
+  }
+  registry_start();
+  try {
+    std::thread([this, kernel, graph, mode, options, times = t] {
+      compile_in_background(kernel, graph, mode, options, times);
+    }).detach();
+  } catch (const std::exception& ex) {  // no thread: the kernel stays in tier 0
+    {
+      std::lock_guard lock(background_mutex_);
+      --background_running_;
+      background_done_.notify_all();  // under the lock: the cache may be destroyed after it
+    }
+    registry_finish();
+    warn(std::string("cannot start a background compile (") + ex.what() + "); cost '" +
+         traced.signature.name + "' runs in tier 0");
+  }
+}
+
+void KernelCache::compile_in_background(const std::shared_ptr<Kernel>& kernel,
+                                        const std::shared_ptr<const ir::Trace>& graph,
+                                        KernelMode mode, CompileOptions options, StageTimes times) {
+  const std::string& name = graph->signature.name;
+  try {
+    const auto t0 = Clock::now();
+    const CompiledObject object = options_.backend.compile(*graph, kernel->layout, options, kernel->symbol);
+    times.llvm_ir_s = object.times.llvm_ir_s;
+    times.optimize_s = object.times.optimize_s;
+    times.codegen_s = object.times.codegen_s;
+    const auto l0 = Clock::now();
+    std::shared_ptr<LoadedKernel> code = options_.backend.load(object.object_code, kernel->symbol);
+    const KernelFn function = code ? code->function() : nullptr;
+    if (!function) throw Error("loading it gave no function");
+    times.link_s = seconds_since(l0);
+    kernel->code = std::move(code);
+    kernel->function.store(function, std::memory_order_release);  // the switch
+    const double compile_s = seconds_since(t0);
+    {
+      std::lock_guard lock(mutex_);
+      ++stats_.compiles;
+      stats_.compile_s += compile_s;
+    }
+    if (options_.log_compiles)
+      log_line("lsjit: kernel " + name + " " + std::string(mode_name(mode)) + " " +
+               kernel->key.id().substr(0, 12) + ": compiled in the background in " + ms(compile_s) +
+               " ms (llvm_ir " + ms(times.llvm_ir_s) + ", optimize " + ms(times.optimize_s) +
+               ", codegen " + ms(times.codegen_s) + ", link " + ms(times.link_s) + " ms); " +
+               std::to_string(kernel->tier0_calls.load()) + " calls ran in tier 0 before\n");
+    store_on_disk(kernel->key, kernel->symbol, times, *graph, object);
+  } catch (const std::exception& ex) {
+    warn("kernel cache: compiling cost '" + name + "' (mode " + std::string(mode_name(mode)) +
+         ") failed (" + ex.what() + "); it keeps running in tier 0");
+  }
+  {
+    std::lock_guard lock(background_mutex_);
+    --background_running_;
+    background_done_.notify_all();  // under the lock: the cache may be destroyed after it
+  }
+  registry_finish();
+}
+
+}  // namespace lsjit::compiler
