@@ -3,16 +3,19 @@
 // and writes its disk entry.
 //
 // Why threads that are waited for at exit: a cold solve should not wait for LLVM, but a
-// compile must not run while the process tears libLLVM down. Every background compile is
-// counted in a process-wide registry; wait_for_background_compiles() is registered with
-// atexit before the first one starts, and again by llvm_backend.cpp right after the module
-// (and libLLVM, whose static destructors are registered as it loads) is loaded, so one of
-// the two runs before those destructors.
+// compile must not run while the process tears libLLVM down (measured: exit while the
+// compile thread was loading or running LLVM aborted 4 of 10 cold runs of a short test).
+// Every background compile is counted in a process-wide registry, and exit() waits for
+// them first of all: from a thread_local destructor of the thread that started them
+// (below), then from atexit handlers registered before the first compile and right after
+// libLLVM is loaded (llvm_backend.cpp), for an exit() called from another thread.
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
+
+#include <unistd.h>
 
 #include "lsjit/compiler/kernel_cache.h"
 #include "lsjit/compiler/tier0.h"
@@ -41,7 +44,20 @@ Registry& registry() {
   return *r;
 }
 
+// exit() runs the calling thread's thread_local destructors before any atexit handler
+// (glibc's __run_exit_handlers), so this one, made on the thread that starts a background
+// compile, is the earliest place a returning main() can wait: before libLLVM's statics,
+// which libLLVM registers as it loads, on the compile thread, and so after any atexit
+// handler registered here. At the end of any other thread it does nothing.
+struct WaitAtMainThreadExit {
+  ~WaitAtMainThreadExit() {
+    if (::gettid() == ::getpid()) wait_for_background_compiles();
+  }
+};
+
 void registry_start() {
+  thread_local WaitAtMainThreadExit wait_at_exit;
+  (void)&wait_at_exit;  // constructed (and its destructor registered) on first use
   static std::once_flag at_exit;
   std::call_once(at_exit, [] { std::atexit(wait_for_background_compiles); });
   std::lock_guard lock(registry().mutex);

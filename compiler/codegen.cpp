@@ -107,8 +107,10 @@ struct Host {
   std::string codegen_features;  // enabled and disabled ("-x"), what the TargetMachine gets
 };
 
+// Never destroyed, as every static a compile uses: a background compile
+// (background_compile.cpp) may still run while exit() runs static destructors.
 const Host& host() {
-  static const Host h = [] {
+  static const Host* h = new Host([] {
     Host h;
     h.triple = llvm::sys::getProcessTriple();
     h.cpu = llvm::sys::getHostCPUName().str();
@@ -129,8 +131,8 @@ const Host& host() {
       h.codegen_features += "-" + f;
     }
     return h;
-  }();
-  return h;
+  }());
+  return *h;
 }
 
 // One target machine per thread, reused across compilations: creating one (and the

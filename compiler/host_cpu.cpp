@@ -119,8 +119,8 @@ HostCpu detect() {
 }  // namespace
 
 const HostCpu& host_cpu() {
-  static const HostCpu h = detect();
-  return h;
+  static const HostCpu* h = new HostCpu(detect());  // never destroyed: see kernel_numerics.cpp
+  return *h;
 }
 
 uint32_t resolve_vector_width(uint32_t requested) {

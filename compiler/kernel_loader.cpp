@@ -93,13 +93,14 @@ class NativeKernel final : public LoadedKernel {
 // loaded), as jit.cpp does, so that kernels find them even when the executable does not
 // link them.
 void* resolve_in_process(const std::string& name) {
-  static std::vector<void*> libraries = [] {
+  // Never destroyed: a background compile may load a kernel while exit() runs destructors.
+  static const std::vector<void*>* libraries = new std::vector<void*>([] {
     std::vector<void*> handles;
     for (const char* library : {"libm.so.6", "libmvec.so.1"})
       if (void* h = dlopen(library, RTLD_NOW | RTLD_GLOBAL)) handles.push_back(h);
     return handles;
-  }();
-  for (void* h : libraries)
+  }());
+  for (void* h : *libraries)
     if (void* address = dlsym(h, name.c_str())) return address;
   return dlsym(RTLD_DEFAULT, name.c_str());
 }

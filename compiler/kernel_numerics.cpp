@@ -60,12 +60,14 @@ MathVariant math_variant(bool vector_math, uint32_t w, std::string_view name, un
 }
 
 void* libmvec_function(const std::string& symbol) {
-  static std::mutex mutex;
+  // Never destroyed, like every static that compiling a kernel uses: a background compile
+  // (background_compile.cpp) can still be running while exit() runs static destructors.
+  static std::mutex* mutex = new std::mutex;
   static void* library = host_cpu().sse2 ? dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL) : nullptr;
-  static std::map<std::string, void*, std::less<>> known;
+  static auto* known = new std::map<std::string, void*, std::less<>>;
   if (!library) return nullptr;
-  std::lock_guard lock(mutex);
-  auto [it, inserted] = known.try_emplace(symbol, nullptr);
+  std::lock_guard lock(*mutex);
+  auto [it, inserted] = known->try_emplace(symbol, nullptr);
   if (inserted) it->second = dlsym(library, symbol.c_str());
   return it->second;
 }

@@ -218,7 +218,9 @@ NodeId build(GraphBuilder& b, const Pattern& p, const Bindings& bound) {
 
 // Rules compiled once and grouped by the op at their root.
 const std::vector<std::vector<CompiledRule>>& rules_by_op() {
-  static const auto table = [] {
+  // Never destroyed: a background compile (compiler/background_compile.cpp) may still
+  // build graphs while exit() runs static destructors.
+  static const auto* table = new std::vector<std::vector<CompiledRule>>([] {
     std::vector<std::vector<CompiledRule>> by_op(kNumOps);
     for (const RewriteRule& r : kRules) {
       CompiledRule c{PatternParser(r.pattern).parse(), PatternParser(r.replacement).parse(),
@@ -228,8 +230,8 @@ const std::vector<std::vector<CompiledRule>>& rules_by_op() {
       by_op[static_cast<size_t>(c.pattern.op)].push_back(std::move(c));
     }
     return by_op;
-  }();
-  return table;
+  }());
+  return *table;
 }
 
 }  // namespace

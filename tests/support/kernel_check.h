@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -97,41 +98,61 @@ inline bool close_enough(double jit, double ref, double scale) {
   return std::abs(jit - ref) <= 1e-12 * std::max({1.0, std::abs(ref), scale});
 }
 
+// `traced` in `mode`: its mode graph, layout and compiled kernel, and `count` instances of
+// inputs (make_kernel_inputs) with the pointers a KernelArgs takes. The pointers point
+// into `in`, whose buffers stay put when a KernelCase is moved.
+struct KernelCase {
+  ir::Trace graph;
+  compiler::KernelLayout layout;
+  std::shared_ptr<compiler::LoadedKernel> kernel;
+  KernelInputs in;
+  std::vector<const int32_t*> indices;
+  std::vector<const double*> values;
+
+  // The arguments for instances [begin, end), written into `out`.
+  compiler::KernelArgs args(KernelOutputs& out, int64_t begin, int64_t end) const {
+    compiler::KernelArgs a;
+    a.begin = begin;
+    a.end = end;
+    a.indices = indices.data();
+    a.values = values.data();
+    a.data = in.data.empty() ? nullptr : in.data.data();
+    a.outputs = out.pointers.data();
+    a.scatter = out.scatter.data();
+    return a;
+  }
+};
+
+inline KernelCase make_case(const ir::Trace& traced, compiler::KernelMode mode, int64_t count,
+                            const InstanceSampler& sample, std::mt19937_64& rng,
+                            const compiler::CompileOptions& options, const std::string& prefix) {
+  KernelCase c;
+  c.graph = compiler::graph_for_mode(traced, mode);
+  c.layout = compiler::make_layout(c.graph.signature, mode);
+  const std::string symbol = prefix + traced.signature.name + "_" + std::string(compiler::mode_name(mode));
+  c.kernel = compiler::load_kernel(compiler::compile_kernel(c.graph, c.layout, options, symbol).object_code, symbol);
+  c.in = make_kernel_inputs(c.layout, count, sample, rng);
+  for (uint32_t s = 0; s < c.layout.num_vars; ++s) {
+    c.indices.push_back(c.in.indices[s].data());
+    c.values.push_back(c.in.values[s].data());
+  }
+  return c;
+}
+
 // Compiles `traced` in `mode`, runs it over `count` instances (in two pieces) and compares
 // every output against run_reference. Returns the number of values compared.
 inline size_t check_kernel(const ir::Trace& traced, compiler::KernelMode mode, int64_t count,
                            const InstanceSampler& sample, std::mt19937_64& rng,
                            const compiler::CompileOptions& options = {}) {
-  const ir::Trace g = compiler::graph_for_mode(traced, mode);
-  const compiler::KernelLayout layout = compiler::make_layout(g.signature, mode);
-  const std::string symbol = "test_" + traced.signature.name + "_" +
-                             std::string(compiler::mode_name(mode));
-  const auto object = compiler::compile_kernel(g, layout, options, symbol);
-  const auto kernel = compiler::load_kernel(object.object_code, symbol);
-
-  const KernelInputs in = make_kernel_inputs(layout, count, sample, rng);
-  std::vector<const int32_t*> idx;
-  std::vector<const double*> vals;
-  for (uint32_t s = 0; s < layout.num_vars; ++s) {
-    idx.push_back(in.indices[s].data());
-    vals.push_back(in.values[s].data());
-  }
+  const KernelCase c = make_case(traced, mode, count, sample, rng, options, "test_");
+  const compiler::KernelLayout& layout = c.layout;
   KernelOutputs jit = make_outputs(layout, count, -12345.0), ref = make_outputs(layout, count, 54321.0);
-  compiler::KernelArgs args;
-  args.indices = idx.data();
-  args.values = vals.data();
-  args.data = in.data.empty() ? nullptr : in.data.data();
   // Two pieces, the second starting at an odd offset, as threads would split a range.
   const int64_t split = count / 3;
   for (auto [b, e] : {std::pair<int64_t, int64_t>{0, split}, {split, count}}) {
-    args.begin = b;
-    args.end = e;
-    args.outputs = jit.pointers.data();
-    args.scatter = jit.scatter.data();
-    kernel->function()(&args);
-    args.outputs = ref.pointers.data();
-    args.scatter = ref.scatter.data();
-    compiler::run_reference(g, layout, args);
+    const compiler::KernelArgs j = c.args(jit, b, e), r = c.args(ref, b, e);
+    c.kernel->function()(&j);
+    compiler::run_reference(c.graph, layout, r);
   }
   size_t compared = 0, mismatches = 0;
   for (size_t a = 0; a < layout.outputs.size(); ++a) {
@@ -160,49 +181,24 @@ inline size_t check_kernel(const ir::Trace& traced, compiler::KernelMode mode, i
 inline size_t check_tier0(const ir::Trace& traced, compiler::KernelMode mode, int64_t count,
                           const InstanceSampler& sample, std::mt19937_64& rng,
                           const compiler::CompileOptions& options = {}) {
-  const ir::Trace g = compiler::graph_for_mode(traced, mode);
-  const compiler::KernelLayout layout = compiler::make_layout(g.signature, mode);
-  const std::string symbol = "tier0_" + traced.signature.name + "_" +
-                             std::string(compiler::mode_name(mode));
-  const auto object = compiler::compile_kernel(g, layout, options, symbol);
-  const auto kernel = compiler::load_kernel(object.object_code, symbol);
-  const compiler::Tier0Kernel tier0(g, layout, options);
-
-  const KernelInputs in = make_kernel_inputs(layout, count, sample, rng);
-  std::vector<const int32_t*> idx;
-  std::vector<const double*> vals;
-  for (uint32_t s = 0; s < layout.num_vars; ++s) {
-    idx.push_back(in.indices[s].data());
-    vals.push_back(in.values[s].data());
+  const KernelCase c = make_case(traced, mode, count, sample, rng, options, "tier0_");
+  const compiler::Tier0Kernel tier0(c.graph, c.layout, options);
+  KernelOutputs jit = make_outputs(c.layout, count, -12345.0), t0 = make_outputs(c.layout, count, 54321.0);
+  for (auto [b, e] : {std::pair<int64_t, int64_t>{0, count / 3}, {count / 3, count}}) {
+    const compiler::KernelArgs a = c.args(jit, b, e);
+    c.kernel->function()(&a);
   }
-  KernelOutputs jit = make_outputs(layout, count, -12345.0), t0 = make_outputs(layout, count, 54321.0);
-  compiler::KernelArgs args;
-  args.indices = idx.data();
-  args.values = vals.data();
-  args.data = in.data.empty() ? nullptr : in.data.data();
-  auto run = [&](const std::vector<int64_t>& cuts, KernelOutputs& out, bool compiled) {
-    args.outputs = out.pointers.data();
-    args.scatter = out.scatter.data();
-    for (size_t k = 0; k + 1 < cuts.size(); ++k) {
-      args.begin = cuts[k];
-      args.end = cuts[k + 1];
-      if (compiled)
-        kernel->function()(&args);
-      else
-        tier0(args);
-    }
-  };
-  run({0, count / 3, count}, jit, true);
-  run({0, std::min<int64_t>(count, 5), std::max<int64_t>(count / 2, std::min<int64_t>(count, 5)), count}, t0, false);
+  const int64_t five = std::min<int64_t>(count, 5), half = std::max<int64_t>(count / 2, five);
+  for (auto [b, e] : {std::pair<int64_t, int64_t>{0, five}, {five, half}, {half, count}}) tier0(c.args(t0, b, e));
   size_t compared = 0, mismatches = 0;
-  for (size_t a = 0; a < layout.outputs.size(); ++a)
+  for (size_t a = 0; a < c.layout.outputs.size(); ++a)
     for (size_t k = 0; k < jit.arrays[a].size(); ++k, ++compared) {
       const double x = jit.arrays[a][k], y = t0.arrays[a][k];
       const bool same = (std::isnan(x) && std::isnan(y)) ||
                         std::bit_cast<uint64_t>(x) == std::bit_cast<uint64_t>(y);
       if (!same && mismatches++ < 5)
         FAIL_CHECK(traced.signature.name << " " << compiler::mode_name(mode) << " count "
-                   << count << ": " << layout.outputs[a].name << " value " << k
+                   << count << ": " << c.layout.outputs[a].name << " value " << k
                    << " is " << x << " compiled and " << y << " in tier 0");
     }
   CHECK_MESSAGE(mismatches == 0, traced.signature.name << " " << compiler::mode_name(mode)
