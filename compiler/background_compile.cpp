@@ -127,17 +127,9 @@ void KernelCache::compile_in_background(const std::shared_ptr<Kernel>& kernel,
   const std::string& name = graph->signature.name;
   try {
     const auto t0 = Clock::now();
-    const CompiledObject object = options_.backend.compile(*graph, kernel->layout, options, kernel->symbol);
-    times.llvm_ir_s = object.times.llvm_ir_s;
-    times.optimize_s = object.times.optimize_s;
-    times.codegen_s = object.times.codegen_s;
-    const auto l0 = Clock::now();
-    std::shared_ptr<LoadedKernel> code = options_.backend.load(object.object_code, kernel->symbol);
-    const KernelFn function = code ? code->function() : nullptr;
-    if (!function) throw Error("loading it gave no function");
-    times.link_s = seconds_since(l0);
-    kernel->code = std::move(code);
-    kernel->function.store(function, std::memory_order_release);  // the switch
+    Built built = compile_and_load(*graph, *kernel, options, times);
+    kernel->code = std::move(built.code);
+    kernel->function.store(built.function, std::memory_order_release);  // the switch
     const double compile_s = seconds_since(t0);
     {
       std::lock_guard lock(mutex_);
@@ -150,7 +142,7 @@ void KernelCache::compile_in_background(const std::shared_ptr<Kernel>& kernel,
                " ms (llvm_ir " + ms(times.llvm_ir_s) + ", optimize " + ms(times.optimize_s) +
                ", codegen " + ms(times.codegen_s) + ", link " + ms(times.link_s) + " ms); " +
                std::to_string(kernel->tier0_calls.load()) + " calls ran in tier 0 before\n");
-    store_on_disk(kernel->key, kernel->symbol, times, *graph, object);
+    store_on_disk(kernel->key, kernel->symbol, times, *graph, built.object);
   } catch (const std::exception& ex) {
     warn("kernel cache: compiling cost '" + name + "' (mode " + std::string(mode_name(mode)) +
          ") failed (" + ex.what() + "); it keeps running in tier 0");

@@ -350,16 +350,10 @@ std::shared_ptr<const Kernel> KernelCache::produce(const ir::Trace& traced, Kern
   const ir::Trace graph = graph_for_mode(traced, mode);
   (mode == KernelMode::Residual ? t.simplify_s : t.differentiate_s) = seconds_since(s0);
   kernel->layout = make_layout(traced.signature, mode);
-  const CompiledObject object = options_.backend.compile(graph, kernel->layout, options, kernel->symbol);
-  t.llvm_ir_s = object.times.llvm_ir_s;
-  t.optimize_s = object.times.optimize_s;
-  t.codegen_s = object.times.codegen_s;
-  s0 = Clock::now();
-  kernel->code = options_.backend.load(object.object_code, kernel->symbol);
-  kernel->function = kernel->code ? kernel->code->function() : nullptr;
-  if (!kernel->function)
-    throw Error("kernel cache: loading the kernel of cost '" + name + "' gave no function");
-  t.link_s = seconds_since(s0);
+  Built built = compile_and_load(graph, *kernel, options, t);
+  kernel->code = std::move(built.code);
+  kernel->function = built.function;
+  const CompiledObject& object = built.object;
   kernel->source = source = KernelSource::Compiled;
   kernel->obtain_s = seconds_since(t0);
   {
@@ -370,6 +364,21 @@ std::shared_ptr<const Kernel> KernelCache::produce(const ir::Trace& traced, Kern
 
   store_on_disk(key, kernel->symbol, t, graph, object);
   return kernel;
+}
+
+KernelCache::Built KernelCache::compile_and_load(const ir::Trace& graph, const Kernel& kernel,
+                                                 const CompileOptions& options, StageTimes& times) {
+  Built b{options_.backend.compile(graph, kernel.layout, options, kernel.symbol), nullptr, nullptr};
+  times.llvm_ir_s = b.object.times.llvm_ir_s;
+  times.optimize_s = b.object.times.optimize_s;
+  times.codegen_s = b.object.times.codegen_s;
+  const auto t0 = Clock::now();
+  b.code = options_.backend.load(b.object.object_code, kernel.symbol);
+  b.function = b.code ? b.code->function() : nullptr;
+  if (!b.function)
+    throw Error("kernel cache: loading the kernel of cost '" + graph.signature.name + "' gave no function");
+  times.link_s = seconds_since(t0);
+  return b;
 }
 
 void KernelCache::store_on_disk(const CacheKey& key, const std::string& symbol,

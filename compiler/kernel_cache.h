@@ -256,6 +256,17 @@ class KernelCache {
   void compile_in_background(const std::shared_ptr<Kernel>& kernel,
                              const std::shared_ptr<const ir::Trace>& graph, KernelMode mode,
                              CompileOptions options, StageTimes times);
+  // Compiles `graph` (a mode graph) for `kernel`'s layout and symbol and loads the code,
+  // filling the LLVM and link stages of `times`. Setting kernel.code and kernel.function
+  // is the caller's: produce() does it at once, a background compile publishes the
+  // function last. Throws lsjit::Error if compiling or loading fails.
+  struct Built {
+    CompiledObject object;  // for the disk entry
+    std::shared_ptr<LoadedKernel> code;
+    KernelFn function;
+  };
+  Built compile_and_load(const ir::Trace& graph, const Kernel& kernel, const CompileOptions& options,
+                         StageTimes& times);
   // Writes a compiled kernel's entry to the disk cache, if it is in use and writable;
   // failures are warned about (once where they repeat), never thrown.
   void store_on_disk(const CacheKey& key, const std::string& symbol, const StageTimes& times,
