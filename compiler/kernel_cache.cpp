@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include "lsjit/compiler/linked_kernels.h"
 #include "lsjit/ir/error.h"
 #include "lsjit/ir/printer.h"
 #include "lsjit/ir/structural_hash.h"
@@ -65,6 +66,7 @@ std::string_view source_name(KernelSource source) {
     case KernelSource::Disk: return "disk";
     case KernelSource::Compiled: return "compiled";
     case KernelSource::Tier0: return "tier0";
+    case KernelSource::Linked: return "linked";
   }
   return "?";
 }
@@ -260,6 +262,8 @@ KernelCache::Lookup KernelCache::lookup_keyed(const ir::Trace& traced, KernelMod
               ", differentiate " + ms(t.differentiate_s) + ", simplify " + ms(t.simplify_s) +
               ", llvm_ir " + ms(t.llvm_ir_s) + ", optimize " + ms(t.optimize_s) + ", codegen " +
               ms(t.codegen_s) + ", link " + ms(t.link_s) + " ms)";
+    else if (source == KernelSource::Linked)
+      line += "linked into the program (trace " + ms(t.trace_s) + " ms)";
     else
       line += "from disk in " + ms(kernel->obtain_s + t.trace_s) + " ms (trace " + ms(t.trace_s) +
               ", read " + ms(kernel->obtain_s - t.link_s) + ", link " + ms(t.link_s) +
@@ -280,6 +284,16 @@ std::shared_ptr<const Kernel> KernelCache::produce(const ir::Trace& traced, Kern
   kernel->key = key;
   kernel->symbol = kernel_symbol(key);
   const std::string& name = traced.signature.name;
+  if (const LinkedKernel* linked = find_linked_kernel(key)) {  // in the program: no load at all
+    kernel->function = linked->function;
+    kernel->layout = make_layout(traced.signature, mode);
+    kernel->times.trace_s = trace_s;
+    kernel->source = source = KernelSource::Linked;
+    kernel->obtain_s = seconds_since(t0);
+    std::lock_guard lock(mutex_);
+    ++stats_.linked_hits;
+    return kernel;
+  }
   if (options_.tiering == Options::Tiering::Tier0Only) {  // no disk: tier 0 is all there is
     start_in_tier0(kernel, traced, mode, options, trace_s, source);
     return kernel;
@@ -554,7 +568,8 @@ std::vector<KernelCache::Lookup> KernelCache::lookup_modes(const ir::Trace& trac
       if (std::optional<Lookup> hit = memory_hit(keys[i])) {
         results[i] = *hit;
         results[i].seconds = seconds_since(t0);
-      } else if (options_.tiering != Options::Tiering::Compiled || on_disk(keys[i])) {
+      } else if (options_.tiering != Options::Tiering::Compiled || on_disk(keys[i]) ||
+                 find_linked_kernel(keys[i])) {
         // A disk entry compiles here only if it turns out bad; with tiering, a miss costs
         // differentiation and tier 0's set-up here, and compiles in the background.
         results[i] = lookup_keyed(traced, modes[i], options, trace_s, keys[i]);

@@ -4,6 +4,7 @@
 // get(traced, mode, options):
 //   key = make_cache_key(traced, mode, options, host_target(options))   (cache_key.h)
 //   1. memory: a map from the key's hash to the loaded kernel (parts compared too)
+//   1b. linked: a kernel linked into the program (linked_kernels.h), under every tiering
 //   2. disk: <dir>/<id>.lsjitk (disk_cache.h), loaded with load_kernel(object, symbol)
 //   3. compile: graph_for_mode (timed as differentiate_s, or simplify_s for the residual
 //      mode, whose graph is only simplified), make_layout, compile_kernel with the symbol
@@ -73,9 +74,10 @@
 
 namespace lsjit::compiler {
 
-// Tier0: built by tier 0 (tier0.h) instead of compiled, with Options::tier0_only.
-enum class KernelSource : uint8_t { Memory, Disk, Compiled, Tier0 };
-std::string_view source_name(KernelSource source);  // memory, disk, compiled, tier0
+// Tier0: built by tier 0 (tier0.h) instead of compiled. Linked: compiled ahead of time
+// and linked into the program (linked_kernels.h, `lsjit cache export`).
+enum class KernelSource : uint8_t { Memory, Disk, Compiled, Tier0, Linked };
+std::string_view source_name(KernelSource source);  // memory, disk, compiled, tier0, linked
 
 // A loaded kernel, shared by everyone who asked for its key. The code stays loaded while
 // a handle exists.
@@ -94,7 +96,7 @@ struct Kernel {
   // the entry, with trace_s and link_s (the load) measured in this process. Tier0: trace,
   // differentiate and simplify (a background compile does not change them).
   StageTimes times;
-  KernelSource source = KernelSource::Compiled;  // how it entered this cache: Disk, Compiled or Tier0
+  KernelSource source = KernelSource::Compiled;  // how it entered this cache: Disk, Compiled, Tier0 or Linked
   double obtain_s = 0;  // seconds this process spent getting it (read + load, compile, or tier 0)
   std::shared_ptr<LoadedKernel> code;  // written once, before `function` is set
   // Source Tier0: the interpreter that runs until (or instead of) machine code.
@@ -115,6 +117,7 @@ struct CacheStats {
   uint64_t gets = 0;
   uint64_t memory_hits = 0;
   uint64_t disk_hits = 0;
+  uint64_t linked_hits = 0;  // found among the kernels linked into the program
   uint64_t misses = 0;       // neither in memory nor (validly) on disk
   uint64_t compiles = 0;     // successful compiles
   uint64_t recompiles = 0;   // see above
@@ -162,6 +165,7 @@ class KernelCache {
     //              slower to evaluate) while a background thread compiles, switches the
     //              kernel to machine code and writes the disk entry (Kernel, above);
     //   Tier0Only  tier 0 always: no disk, LLVM never loaded. For platforms without LLVM.
+  // Under each, kernels linked into the program (linked_kernels.h) come before the disk.
     // A cache constructed in code compiles; default_cache() reads LSJIT_TIER (tiered unless
     // set). The process waits for background compiles at exit, and ~KernelCache for its own.
     enum class Tiering : uint8_t { Compiled, Tiered, Tier0Only };

@@ -120,6 +120,21 @@ class ObjectLinker {
  public:
   ObjectLinker(std::string_view bytes, const std::string& symbol) : in_(bytes, symbol), symbol_(symbol) {}
 
+  ObjectSymbols symbols() {
+    read_header();
+    read_sections();
+    read_symbol_table();
+    ObjectSymbols out;
+    for (const Elf64_Sym& sym : symbols_) {
+      const unsigned bind = ELF64_ST_BIND(sym.st_info);
+      if (bind != STB_GLOBAL && bind != STB_WEAK) continue;
+      const std::string_view name = symbol_name(sym);
+      if (name.empty()) continue;
+      (sym.st_shndx == SHN_UNDEF ? out.undefined : out.defined).emplace_back(name);
+    }
+    return out;
+  }
+
   std::shared_ptr<LoadedKernel> link() {
     read_header();
     read_sections();
@@ -400,6 +415,10 @@ std::shared_ptr<LoadedKernel> load_object(std::string_view object_code, const st
   if (!native_loader_supported())
     throw Error("lsjit kernel loader: this host is not x86-64 Linux; kernels load through ORC");
   return ObjectLinker(object_code, symbol).link();
+}
+
+ObjectSymbols object_symbols(std::string_view object_code, const std::string& symbol) {
+  return ObjectLinker(object_code, symbol).symbols();
 }
 
 std::shared_ptr<LoadedKernel> load_kernel(const std::string& object_code, const std::string& symbol) {

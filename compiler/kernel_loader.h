@@ -22,6 +22,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lsjit/compiler/kernel.h"
 
@@ -43,6 +44,15 @@ bool native_loader_supported();
 // malformed or uses something outside what is accepted, when `symbol` is not a function
 // it defines, or when an undefined symbol is not in the process.
 std::shared_ptr<LoadedKernel> load_object(std::string_view object_code, const std::string& symbol);
+
+// The global symbols an object defines and the ones it leaves undefined (what a linker
+// must find elsewhere: libm, libmvec), in symbol-table order. `symbol` names the kernel in
+// errors. Checks the headers, sections and symbol table as load_object does, and throws
+// lsjit::Error the same way; loads nothing.
+struct ObjectSymbols {
+  std::vector<std::string> defined, undefined;
+};
+ObjectSymbols object_symbols(std::string_view object_code, const std::string& symbol);
 
 // How kernels are loaded: load_object where native_loader_supported(), else the ORC session
 // (jit.h). Same contract and errors as load_object.
