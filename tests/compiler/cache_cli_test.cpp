@@ -278,3 +278,114 @@ TEST_CASE("lsjit cache clear removes only real entries, not look-alike names") {
   CHECK(read_bytes(f.dir / lookalike) == "my notes, not a kernel");
   CHECK(fs::is_directory(f.dir / (std::string(32, 'b') + ".lsjitk")));
 }
+
+namespace {
+
+// The big-endian u32 at `at`.
+uint32_t be32(const std::string& s, size_t at) {
+  return (uint32_t{static_cast<unsigned char>(s[at])} << 24) | (uint32_t{static_cast<unsigned char>(s[at + 1])} << 16) |
+         (uint32_t{static_cast<unsigned char>(s[at + 2])} << 8) | uint32_t{static_cast<unsigned char>(s[at + 3])};
+}
+
+}  // namespace
+
+TEST_CASE("lsjit cache export writes a static library, its index and the registration table") {
+  Filled f("cli_export");
+  const fs::path out = f.dir / "exported";
+  Run r = run("cache export " + f.keys[0].id().substr(0, 10) + " " + f.keys[2].id() +
+              " --name my_kernels --out " + out.string() + f.d());
+  CAPTURE(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("wrote " + (out / "libmy_kernels.a").string() + " (2 kernels)") != std::string::npos);
+
+  // The archive: magic, then the index member "/" naming both kernels' symbols at the
+  // offsets of their members, whose bytes are the entries' objects.
+  const std::string a = read_bytes(out / "libmy_kernels.a");
+  REQUIRE(a.size() > 68);
+  CHECK(a.substr(0, 8) == "!<arch>\n");
+  CHECK(a.substr(8, 16) == "/               ");
+  const uint32_t symbols = be32(a, 68);
+  CHECK(symbols == 2);
+  const DiskCache disk(f.dir.path);
+  std::string names = a.substr(72 + 4 * symbols);
+  for (uint32_t i = 0; i < symbols; ++i) {
+    const size_t header = be32(a, 72 + 4 * i);
+    const std::string symbol = names.substr(0, names.find('\0'));
+    names.erase(0, symbol.size() + 1);
+    const CacheKey& key = symbol == kernel_symbol(f.keys[0]) ? f.keys[0] : f.keys[2];
+    CHECK(symbol == kernel_symbol(key));
+    REQUIRE(header + 60 < a.size());
+    CHECK(a.substr(header, 15) == key.id().substr(0, 12) + ".o/");
+    const size_t size = std::stoul(a.substr(header + 48, 10));
+    const DecodeResult e = read_entry(disk, key.hash);
+    REQUIRE(e.status == EntryStatus::Ok);
+    CHECK(a.substr(header + 60, size) == e.entry->object_code);
+  }
+
+  // The registration source: every part of both keys, each kernel's declaration, and the
+  // function the header declares.
+  const std::string cpp = read_bytes(out / "my_kernels.cpp");
+  for (const CacheKey* k : {&f.keys[0], &f.keys[2]}) {
+    CHECK(cpp.find("void " + kernel_symbol(*k) + "(const lsjit::compiler::KernelArgs*);") != std::string::npos);
+    CHECK(cpp.find("{\"" + k->id() + "\", kParts") != std::string::npos);
+    for (const auto& [name, value] : k->parts) CHECK(cpp.find("\"" + name + "\", \"" + value + "\"") != std::string::npos);
+  }
+  CHECK(cpp.find(f.keys[1].id()) == std::string::npos);
+  CHECK(cpp.find("std::size_t register_my_kernels() {") != std::string::npos);
+  CHECK(read_bytes(out / "my_kernels.h").find("std::size_t register_my_kernels();") != std::string::npos);
+}
+
+TEST_CASE("lsjit cache export --from-log takes the kernels a logged run used") {
+  Filled f("cli_export_log");
+  const fs::path log = f.dir / "compile.log";
+  write_bytes(log, "iteration 1\nlsjit: kernel scaled residual_jacobian " + f.keys[1].id().substr(0, 12) +
+                       " (trace scaled-0123): compiled in 9 ms\nlsjit: kernel two_vars residual " +
+                       f.keys[2].id().substr(0, 12) + ": compiled in the background in 8 ms\n");
+  Run r = run("cache export --from-log " + log.string() + " --name logged --out " + (f.dir / "o").string() + f.d());
+  CAPTURE(r.out);
+  REQUIRE(r.exit_code == 0);
+  const std::string cpp = read_bytes(f.dir / "o" / "logged.cpp");
+  CHECK(cpp.find(f.keys[1].id()) != std::string::npos);
+  CHECK(cpp.find(f.keys[2].id()) != std::string::npos);
+  CHECK(cpp.find(f.keys[0].id()) == std::string::npos);
+
+  // A log that names an id the cache lacks: the file and line, nothing written.
+  write_bytes(log, "x\nlsjit: kernel scaled residual 0123456789ab: compiled in 9 ms\n");
+  r = run("cache export --from-log " + log.string() + " --name bad --out " + (f.dir / "b").string() + f.d());
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find(log.string() + ":2: no entry id starts with '0123456789ab'") != std::string::npos);
+  CHECK(!fs::exists(f.dir / "b"));
+  write_bytes(log, "no kernels here\n");
+  r = run("cache export --from-log " + log.string() + " --name bad --out " + (f.dir / "b").string() + f.d());
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find(log.string() + ": no 'lsjit: kernel' lines") != std::string::npos);
+}
+
+TEST_CASE("lsjit cache export refuses bad names, no selection and unauthenticated entries") {
+  Filled f("cli_export_bad");
+  const std::string o = " --out " + (f.dir / "o").string();
+  for (const std::string name : {"", "9lives", "has-dash", "a b", "x;rm"}) {
+    const Run r = run("cache export --all --name '" + name + "'" + o + f.d());
+    CAPTURE(name);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.find("a C identifier") != std::string::npos);
+  }
+  Run r = run("cache export --name k" + o + f.d());
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("which kernels?") != std::string::npos);
+  r = run("cache list --name k" + f.d());
+  CHECK(r.exit_code == 2);
+
+  // An entry tagged with someone else's key is never exported, and nothing is written.
+  const DiskCache disk(f.dir.path);
+  DecodeResult good = read_entry(disk, f.keys[1].hash);
+  REQUIRE(good.status == EntryStatus::Ok);
+  AuthKey other{};
+  other.fill(7);
+  write_bytes(disk.entry_path(f.keys[1].hash), encode_entry(*good.entry, other));
+  r = run("cache export --all --name k" + o + f.d());
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find(f.keys[1].id() + ".lsjitk: not exported: unauthenticated") != std::string::npos);
+  CHECK(!fs::exists(f.dir / "o"));
+}

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "cache_export.h"
 #include "commands.h"
 #include "lsjit/compiler/cache_key.h"
 #include "lsjit/compiler/disk_cache.h"
@@ -47,6 +48,14 @@ commands:
                        files of writers that died
   clear                delete every entry (only the cache's own *.lsjitk files that start
                        with its magic number) and its temporary files
+  export [KEY...] [--from-log FILE] [--all] --name NAME --out DIR
+                       write kernels as a static library DIR/libNAME.a and a registration
+                       source DIR/NAME.cpp (with DIR/NAME.h): a program that links both and
+                       calls register_NAME() before analyze() runs those kernels without
+                       compiling, reading the cache or loading LLVM. --from-log takes the
+                       kernels named in the log of a run with LSJIT_LOG_COMPILES=1 (what
+                       one program used); --all takes every entry. Entries must
+                       authenticate; the CPU they were compiled for is part of their key
 
 A missing, unreadable or untrusted directory (not owned by you, or writable by group or
 others) is an error (exit status 1).
@@ -404,6 +413,8 @@ int cache_command(const Args& args, std::ostream& out, std::ostream& err) {
   std::optional<fs::path> dir;
   std::optional<std::string> max_size;
   bool json = false, remove_bad = false;
+  ExportRequest export_request;
+  bool export_option = false;
   std::vector<std::string> positional;
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -425,6 +436,15 @@ int cache_command(const Args& args, std::ostream& out, std::ostream& err) {
       if (!max_size) return 2;
     } else if (a == "--remove-bad") {
       remove_bad = true;
+    } else if (a == "--name" || a == "--out" || a == "--from-log") {
+      const auto v = value(a == "--name" ? "a name" : a == "--out" ? "a directory" : "a log file");
+      if (!v) return 2;
+      if (a == "--name") export_request.name = *v;
+      else if (a == "--out") export_request.out_dir = *v;
+      else export_request.from_log = fs::path(*v);
+      export_option = true;
+    } else if (a == "--all") {
+      export_request.all = export_option = true;
     } else if (!a.empty() && a[0] == '-') {
       err << "lsjit cache: unknown option '" << a << "'\n";
       return 2;
@@ -436,11 +456,16 @@ int cache_command(const Args& args, std::ostream& out, std::ostream& err) {
   if (command == "show") wanted = 1;
   else if (command == "diff") wanted = 2;
   else if (command != "list" && command != "stats" && command != "verify" && command != "gc" &&
-           command != "clear") {
+           command != "clear" && command != "export") {
     err << "lsjit cache: unknown command '" << command << "'\n" << kCacheUsage;
     return 2;
   }
-  if (positional.size() != wanted) {
+  if (command == "export") {
+    export_request.keys = positional;
+  } else if (export_option) {
+    err << "lsjit cache: --name, --out, --from-log and --all are options of export\n";
+    return 2;
+  } else if (positional.size() != wanted) {
     err << "lsjit cache " << command << ": expected " << wanted << " entr" << (wanted == 1 ? "y" : "ies")
         << " (id or prefix), got " << positional.size() << "\n";
     return 2;
@@ -474,6 +499,7 @@ int cache_command(const Args& args, std::ostream& out, std::ostream& err) {
   g_key = key.key ? &*key.key : nullptr;
 
   if (command == "list") return list_command(disk, json, out);
+  if (command == "export") return export_command(disk, g_key, export_request, out, err);
   if (command == "show") return show_command(disk, positional[0], json, out, err);
   if (command == "diff") return diff_command(disk, positional[0], positional[1], json, out, err);
   if (command == "stats") return stats_command(disk, json, out);
