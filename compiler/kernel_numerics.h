@@ -46,8 +46,12 @@ MathVariant math_variant(bool vector_math, uint32_t w, std::string_view name, un
 // The variant's symbol, e.g. _ZGVeN8vv_atan2.
 std::string mvec_symbol(MathVariant variant, std::string_view name, unsigned arity);
 
-// The address of `symbol` in libmvec.so.1, loaded once into the process, or nullptr if the
-// library or the symbol is not there (never on a host that is not x86-64). Thread safe.
+// The address of `symbol` in libmvec.so.1, or nullptr if the library or the symbol is not
+// there (never on a host that is not x86-64), or if it is not a variant of a libm_name op.
+// Thread safe. The first call loads libmvec and looks up every such variant at once.
 void* libmvec_function(const std::string& symbol);
+// That first call's work, for a thread that must not meet the dynamic loader's lock later
+// (KernelCache calls it before it starts a background compile, which loads libLLVM).
+void resolve_math_functions();
 
 }  // namespace lsjit::compiler

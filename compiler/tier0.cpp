@@ -312,15 +312,36 @@ Tier0Kernel::Tier0Kernel(const ir::Trace& mode_graph, const KernelLayout& layout
   }
 }
 
+std::unique_ptr<Tier0Kernel::Scratch> Tier0Kernel::take_scratch() const {
+  {
+    std::lock_guard lock(pool_mutex_);
+    if (!pool_.empty()) {
+      std::unique_ptr<Scratch> s = std::move(pool_.back());
+      pool_.pop_back();
+      return s;
+    }
+  }
+  auto s = std::make_unique<Scratch>();
+  s->regs.resize(size_t{registers_} * B);
+  s->rows.resize(size_t{num_vars_ + 1} * B);
+  return s;
+}
+
+void Tier0Kernel::give_back(std::unique_ptr<Scratch> scratch) const {
+  std::lock_guard lock(pool_mutex_);
+  pool_.push_back(std::move(scratch));
+}
+
 void Tier0Kernel::operator()(const KernelArgs& args) const {
   if (args.end <= args.begin) return;
-  thread_local std::vector<double> scratch;
-  thread_local std::vector<const double*> rows;
-  if (scratch.size() < size_t{registers_} * B) scratch.resize(size_t{registers_} * B);
-  rows.resize(size_t{num_vars_ + 1} * B);
-  double* regs = scratch.data();
-  const double** var_rows = rows.data();  // [slot][lane]
-  const double** data_rows = rows.data() + size_t{num_vars_} * B;
+  std::unique_ptr<Scratch> scratch = take_scratch();
+  run(args, scratch->regs.data(), scratch->rows.data());
+  give_back(std::move(scratch));
+}
+
+void Tier0Kernel::run(const KernelArgs& args, double* regs, const double** rows) const {
+  const double** var_rows = rows;  // [slot][lane]
+  const double** data_rows = rows + size_t{num_vars_} * B;
   for (int64_t first = args.begin; first < args.end; first += B) {
     const int64_t count = std::min<int64_t>(B, args.end - first);
     for (uint32_t l = 0; l < B; ++l) {

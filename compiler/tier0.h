@@ -29,6 +29,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "lsjit/compiler/codegen.h"
@@ -47,7 +49,10 @@ class Tier0Kernel {
   Tier0Kernel(const ir::Trace& mode_graph, const KernelLayout& layout, const CompileOptions& options);
 
   // The kernel contract (kernel.h): instances [args.begin, args.end). Thread safe: each
-  // thread uses its own scratch.
+  // call takes a scratch buffer from the kernel's pool and gives it back. (Not a
+  // thread_local: its first use on a thread registers a destructor, which takes the
+  // dynamic loader's lock, held for tens of milliseconds while a background compile loads
+  // libLLVM; measured: the first tier-0 call of a cold solve waited 32 ms.)
   void operator()(const KernelArgs& args) const;
 
   uint32_t registers() const { return registers_; }  // columns of scratch a call uses
@@ -76,6 +81,18 @@ class Tier0Kernel {
   KernelLayout layout_;
   uint32_t registers_ = 0;
   uint32_t num_vars_ = 0;
+
+  struct Scratch {
+    std::vector<double> regs;         // registers_ columns of kBlock
+    std::vector<const double*> rows;  // (num_vars_ + 1) * kBlock input rows
+  };
+  std::unique_ptr<Scratch> take_scratch() const;
+  // The call on one scratch buffer: `regs` of registers_ * kBlock, `rows` of
+  // (num_vars_ + 1) * kBlock.
+  void run(const KernelArgs& args, double* regs, const double** rows) const;
+  void give_back(std::unique_ptr<Scratch> scratch) const;
+  mutable std::mutex pool_mutex_;
+  mutable std::vector<std::unique_ptr<Scratch>> pool_;  // idle buffers, one per past concurrent call
 };
 
 }  // namespace lsjit::compiler

@@ -100,8 +100,10 @@ void child_lsjit(const fs::path& file, const fs::path& cache_dir) {
   emit("initial_cost", s.initial_cost);
   emit("final_cost", s.final_cost);
   emit("converged", lsjit::converged(s.termination));
-  // Cold: from analyze() to the end of the first LM iteration (issue 20: <= 15 ms).
+  // Cold: from analyze() to the start of the first LM iteration (issue 20: <= 15 ms): the
+  // set-up and the initial evaluation (iteration 0); and to the end of the first iteration.
   const auto& its = s.per_iteration;
+  emit("to_first_iteration_s", s.analyze_s + (its.empty() ? 0 : its[0].cumulative_s));
   emit("first_iteration_s", s.analyze_s + (its.size() > 1 ? its[1].cumulative_s : its.empty() ? 0 : its[0].cumulative_s));
   cache.wait_for_background();  // tiered compiles finish after the solve; count them
   emit("compiles", static_cast<double>(cache.stats().compiles));
@@ -227,14 +229,16 @@ void print_tables(const std::vector<std::pair<std::string, Runs>>& results, int 
 
   std::printf("\n### lsjit cold vs warm (issue 4: trace + compile <= 100 ms cold)\n\n"
               "| graph | kernels compiled cold | trace + compile cold | analyze cold | kernels from disk warm | "
-              "trace + compile warm | analyze warm | total cold | total warm | cold, analyze to first iteration end |\n"
-              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+              "trace + compile warm | analyze warm | total cold | total warm | cold, analyze to first iteration | "
+              "cold, analyze to first iteration end |\n"
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
   for (const auto& [name, r] : results)
-    std::printf("| %s | %.0f | %.1f | %.1f | %.0f | %.2f | %.2f | %.1f | %.1f | %.1f |\n", name.c_str(),
+    std::printf("| %s | %.0f | %.1f | %.1f | %.0f | %.2f | %.2f | %.1f | %.1f | %.1f | %.1f |\n", name.c_str(),
                 med(r.cold, "compiles"), ms(med(r.cold, "trace_s") + med(r.cold, "compile_s")),
                 ms(med(r.cold, "analyze_s")), med(r.warm, "cache_hits"),
                 ms(med(r.warm, "trace_s") + med(r.warm, "compile_s")), ms(med(r.warm, "analyze_s")),
-                ms(med(r.cold, "total_s")), ms(med(r.warm, "total_s")), ms(med(r.cold, "first_iteration_s")));
+                ms(med(r.cold, "total_s")), ms(med(r.warm, "total_s")), ms(med(r.cold, "to_first_iteration_s")),
+                ms(med(r.cold, "first_iteration_s")));
 
   std::printf("\n### Peak memory (VmHWM of each solver's process, MB)\n\n"
               "| graph | process + read_g2o only | lsjit cold | lsjit warm | Ceres |\n| --- | ---: | ---: | ---: | ---: |\n");
