@@ -60,7 +60,10 @@ compiler::KernelCache::Options cache_options(const ChildArgs& args) {
 }
 
 void child_lsjit(const ChildArgs& args) {
-  compiler::KernelCache cache(cache_options(args));
+  compiler::KernelCache::Options options = cache_options(args);
+  // As a user's process: tiered (tier 0 while LLVM compiles) unless LSJIT_TIER says otherwise.
+  options.tiering = compiler::KernelCache::Options::from_environment().tiering;
+  compiler::KernelCache cache(options);
   const io::BalProblem bal = load(arg(args, "source"));
   const bool fixed = arg(args, "fixed") == "1";
   const double target = std::stod(arg(args, "target"));
@@ -117,7 +120,8 @@ void child_lsjit(const ChildArgs& args) {
   emit("final_cost", s.final_cost);
   emit("target_iteration", target_iteration);
   emit("target_s", target_s);
-  emit("compiles", static_cast<double>(s.compiles));
+  cache.wait_for_background();  // tiered compiles finish after the solve; count them
+  emit("compiles", static_cast<double>(cache.stats().compiles));
   emit("cache_hits", static_cast<double>(s.cache_hits));
   emit("peak_mb", status_mb("VmHWM"));
 }
