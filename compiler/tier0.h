@@ -59,8 +59,9 @@ class Tier0Kernel {
   size_t steps() const { return steps_.size(); }
 
   // One instruction: dst ← op(a, b, c) on every instance of the block. Kinds other than
-  // Op are loads of an input (a: variable slot or data, b: component or offset).
-  enum class Kind : uint8_t { Op, LoadVar, LoadData, Constant, MathCall };
+  // Op are loads of an input (a: variable slot or data, b: component or offset), and Store,
+  // which writes register dst to output array a at offset b for the block's instances.
+  enum class Kind : uint8_t { Op, LoadVar, LoadData, Constant, MathCall, Store };
   struct Step {
     Kind kind = Kind::Op;
     ir::Op op = ir::Op::Const;
@@ -71,13 +72,8 @@ class Tier0Kernel {
     MathVariant variant;      // MathCall: lanes == 0 is libm per instance
     uint8_t arity = 0;        // MathCall: 1 or 2
   };
-  struct Store {
-    uint32_t reg, array, offset;
-  };
-
  private:
   std::vector<Step> steps_;
-  std::vector<Store> stores_;
   KernelLayout layout_;
   uint32_t registers_ = 0;
   uint32_t num_vars_ = 0;
