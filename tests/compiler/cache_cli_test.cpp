@@ -389,3 +389,71 @@ TEST_CASE("lsjit cache export refuses bad names, no selection and unauthenticate
   CHECK(r.out.find(f.keys[1].id() + ".lsjitk: not exported: unauthenticated") != std::string::npos);
   CHECK(!fs::exists(f.dir / "o"));
 }
+
+TEST_CASE("lsjit cache export: the system linker takes the library, and the table's strings round-trip") {
+  // Two real kernels, and an entry whose key parts hold every character C++ string
+  // literals treat specially (cost names cannot, but the export writes any bytes a key
+  // holds), signed with the directory's key around an object that defines its symbol. The
+  // generated source is compiled into a program that prints the table's key parts, linked
+  // against the exported library by the compiler that built lsjit.
+  TempDir dir("cli_export_link");
+  std::vector<CacheKey> keys;
+  {
+    KernelCache::Options o;
+    o.directory = dir.path;
+    o.quiet = true;
+    KernelCache cache(o);
+    keys.push_back(cache.get(trace_scaled(2.5), KernelMode::ResidualJacobian)->key);
+    keys.push_back(cache.get(trace_two_vars(), KernelMode::Residual)->key);
+  }
+  const std::string odd = "odd \"name\" \\ ??= \t\n\x01\x7f\xc3\xa9 end\\";
+  {
+    const DiskCache disk(dir.path);
+    DecodeResult real = read_entry(disk, keys[0].hash);
+    REQUIRE(real.status == EntryStatus::Ok);
+    DiskEntry e = *real.entry;
+    auto parts = e.key.parts;
+    parts[0].second = odd;
+    e.key = make_cache_key(parts);
+    e.symbol = kernel_symbol(e.key);
+    const fs::path source = dir / "odd_kernel.cpp", object = dir / "odd_kernel.o";
+    write_bytes(source, "extern \"C\" void " + e.symbol + "(const void*) {}\n");
+    REQUIRE(std::system((std::string(LSJIT_TEST_CXX) + " -c -fPIC -o " + object.string() + " " + source.string()).c_str()) == 0);
+    e.object_code = read_bytes(object);
+    write_bytes(disk.entry_path(e.key.hash), encode_for(disk, e));
+    keys.push_back(e.key);
+  }
+  const fs::path out = dir / "out";
+  Run r = run("cache export --all --name odd --out " + out.string() + " --dir " + dir.path.string());
+  CAPTURE(r.out);
+  REQUIRE(r.exit_code == 0);
+
+  fs::create_directories(dir / "include");
+  fs::create_symlink(LSJIT_SOURCE_DIR, dir / "include" / "lsjit");
+  write_bytes(dir / "main.cpp",
+              "#include \"odd.cpp\"\n#include <cstdio>\n"
+              "// Stands in for lsjit's registry: only the table is under test here.\n"
+              "std::size_t lsjit::compiler::register_linked_kernels(const LinkedKernel*, std::size_t n) { return n; }\n"
+              "int main() {\n"
+              "  if (register_odd() != 3) return 1;\n"
+              "  for (const auto& k : kKernels) {\n"
+              "    std::printf(\"%s %s %p\\n\", k.id, k.symbol, reinterpret_cast<void*>(k.function));\n"
+              "    for (unsigned i = 0; i < 2 * k.part_count; ++i) std::fwrite(k.parts[i], 1, std::strlen(k.parts[i]) + 1, stdout);\n"
+              "  }\n}\n");
+  const fs::path program = dir / "program";
+  const Run built = lsjit::testing::run_shell(
+      std::string(LSJIT_TEST_CXX) + " -std=c++20 -I" + (dir / "include").string() + " -I" + out.string() + " " +
+      (dir / "main.cpp").string() + " -include cstring -o " + program.string() + " " + (out / "libodd.a").string() +
+      " -lmvec -lm 2>&1");
+  CAPTURE(built.out);
+  REQUIRE(built.exit_code == 0);
+  const Run ran = lsjit::testing::run_shell(program.string());
+  REQUIRE(ran.exit_code == 0);
+  for (const CacheKey& k : keys) {
+    CHECK(ran.out.find(k.id() + " " + kernel_symbol(k) + " 0x") != std::string::npos);  // linked: a real address
+    std::string parts;
+    for (const auto& [name, value] : k.parts) parts += name + '\0' + value + '\0';
+    CHECK(ran.out.find(parts) != std::string::npos);
+  }
+  CHECK(ran.out.find(odd) != std::string::npos);
+}
