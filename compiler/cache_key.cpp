@@ -129,7 +129,12 @@ CacheKey make_cache_key(const ir::Trace& traced, KernelMode mode, const CompileO
   p.emplace_back("mode", std::string(mode_name(mode)));
   p.emplace_back("options", "vector_width=" + std::to_string(options.vector_width) +
                                 " fma_contraction=" + on_off(options.fma_contraction) +
-                                " vector_math=" + on_off(options.vector_math));
+                                " vector_math=" + on_off(options.vector_math) +
+                                // Host, the default, is left out: every key made before
+                                // levels existed keeps its id.
+                                (options.cpu_level == CpuLevel::Host
+                                     ? std::string()
+                                     : " cpu_level=" + std::string(cpu_level_name(options.cpu_level))));
   p.emplace_back("host_cpu", target.cpu);
   p.emplace_back("host_cpuid", target.features);
   p.emplace_back("vector_width", std::to_string(target.vector_width));

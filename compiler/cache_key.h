@@ -11,9 +11,12 @@
 //   data             per data slot: TYPE(ROWSxCOLS), space separated; `none` if no data
 //   residuals        the residual dimension
 //   mode             residual, residual_jacobian, normal_equations (mode_name)
-//   options          the CompileOptions: vector_width=N fma_contraction=on|off vector_math=on|off
-//   host_cpu         host_target(options).cpu: vendor, family, model, stepping
-//   host_cpuid       host_target(options).features: the CPUID fingerprint (host_cpu.h)
+//   options          the CompileOptions: vector_width=N fma_contraction=on|off vector_math=on|off,
+//                    then cpu_level=NAME unless it is host
+//   host_cpu         host_target(options).cpu: vendor, family, model, stepping; or the
+//                    CpuLevel's name (x86-64-v3) when options ask for a level
+//   host_cpuid       host_target(options).features: the CPUID fingerprint (host_cpu.h), or
+//                    the level's name
 //   vector_width     host_target(options).vector_width (the resolved SIMD width)
 //   triple           host_target(options).triple
 //   llvm_version     host_target(options).llvm_version

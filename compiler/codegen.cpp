@@ -230,8 +230,10 @@ class Lowering {
     fn_->addFnAttr(llvm::Attribute::NoSync);
     fn_->addFnAttr(llvm::Attribute::WillReturn);
     fn_->addFnAttr(llvm::Attribute::MustProgress);
-    fn_->addFnAttr("target-cpu", h.cpu);
-    fn_->addFnAttr("target-features", h.codegen_features);
+    // A CpuLevel is LLVM's CPU of that name with its features and nothing of this host's.
+    const bool level = options_.cpu_level != CpuLevel::Host;
+    fn_->addFnAttr("target-cpu", level ? std::string(cpu_level_name(options_.cpu_level)) : h.cpu);
+    fn_->addFnAttr("target-features", level ? std::string() : h.codegen_features);
     // Frames of big kernels (spills, stack copies) can exceed a page: probe them, so a
     // thread's guard page is never jumped over.
     fn_->addFnAttr("probe-stack", "inline-asm");
@@ -1063,7 +1065,7 @@ class Lowering {
   llvm::Value* call_math(uint32_t w, const std::string& name, std::vector<llvm::Value*> args) {
     const unsigned arity = static_cast<unsigned>(args.size());
     if (w == 1) return b_.CreateCall(declare(name, f64_, arity), args);
-    const MathVariant v = math_variant(options_.vector_math, w, name, arity);
+    const MathVariant v = math_variant(options_, w, name, arity);
     if (v.lanes == 0) {  // one libm call per lane
       llvm::Function* fn = declare(name, f64_, arity);
       llvm::Value* result = llvm::PoisonValue::get(f64_type(w));

@@ -5,13 +5,24 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "lsjit/compiler/kernel.h"
 
 namespace lsjit::compiler {
 
 // Options that change the machine code; all of them are part of the cache key.
+// The instruction set kernels are compiled for. Host: this CPU exactly (its model and
+// CPUID features, keyed by its fingerprint: the fastest code, found only on identical
+// CPUs). The x86-64 psABI levels: code any CPU of that level runs, keyed by the level's
+// name, so kernels exported on one machine (`lsjit cache export`) are found on any other
+// of the level. A level this CPU cannot run is an error (host_target), never a guess.
+enum class CpuLevel : uint8_t { Host, X86_64, X86_64_V2, X86_64_V3, X86_64_V4 };
+std::string_view cpu_level_name(CpuLevel level);  // host, x86-64, x86-64-v2, -v3, -v4
+std::optional<CpuLevel> cpu_level_from_name(std::string_view name);
+
 struct CompileOptions {
   // SIMD lanes across instances: 0 picks the host's best (8 with AVX-512F, 4 with AVX2,
   // 2 otherwise); 1 compiles a scalar loop; else 2, 4, 8 or 16. Every instance goes
@@ -25,6 +36,7 @@ struct CompileOptions {
   // Call glibc's libmvec for sin, cos, exp, log, ... on vectors (<= 4 ulp); false calls the
   // scalar libm function per lane.
   bool vector_math = true;
+  CpuLevel cpu_level = CpuLevel::Host;
   bool operator==(const CompileOptions&) const = default;
 };
 
@@ -32,13 +44,15 @@ struct CompileOptions {
 // that a process can find its kernels in the disk cache without loading libLLVM.
 struct TargetInfo {
   std::string triple;         // LLVM's host triple, from the build's configuration
-  std::string cpu;            // HostCpu::name: "AuthenticAMD family 0x1a model 0x44 stepping 0"
-  std::string features;       // HostCpu::fingerprint: the CPUID words LLVM decides from
+  std::string cpu;            // HostCpu::name: "AuthenticAMD family 0x1a model 0x44 stepping 0",
+                              // or the CpuLevel's name ("x86-64-v3")
+  std::string features;       // HostCpu::fingerprint: the CPUID words LLVM decides from, or
+                              // the CpuLevel's name
   uint32_t vector_width = 1;  // resolved from CompileOptions
   std::string llvm_version;   // e.g. 19.1.7, from the build's configuration
 };
 // Defined in host_cpu.cpp. Throws lsjit::Error for a vector width that is not 0, 1, 2, 4,
-// 8 or 16.
+// 8 or 16, and for a CpuLevel this CPU cannot run.
 TargetInfo host_target(const CompileOptions& options);
 
 // Seconds spent in each stage of producing one kernel. trace_s and differentiate_s are

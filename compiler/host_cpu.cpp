@@ -2,6 +2,7 @@
 #include "lsjit/compiler/host_cpu.h"
 
 #include <cstdio>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,17 @@ HostCpu detect() {
   h.fma = ymm_saved && ((l1.c >> 12) & 1);  // LLVM's HasFMA: the bit and AVX state saved
   h.avx2 = h.avx && ((l7.b >> 5) & 1);
   h.avx512f = zmm_saved && ((l7.b >> 16) & 1);
+  // The psABI levels (x86-64-psABI, "Micro-architecture levels"), each needing the last.
+  auto bits = [](uint32_t word, std::initializer_list<int> positions) {
+    for (int b : positions)
+      if (!((word >> b) & 1)) return false;
+    return true;
+  };
+  const bool v2 = bits(l1.c, {0, 9, 13, 19, 20, 23}) && bits(e1.c, {0});  // SSE3 SSSE3 CX16 SSE4.1/4.2 POPCNT LAHF
+  const bool v3 = v2 && h.avx2 && h.fma && bits(l7.b, {3, 8}) && bits(l1.c, {22, 29}) &&
+                  bits(e1.c, {5});  // BMI1 BMI2 MOVBE F16C LZCNT
+  const bool v4 = v3 && zmm_saved && bits(l7.b, {16, 17, 28, 30, 31});  // AVX512 F DQ CD BW VL
+  h.x86_64_level = v4 ? 4 : v3 ? 3 : v2 ? 2 : 1;
   return h;
 }
 #else
@@ -123,9 +135,43 @@ const HostCpu& host_cpu() {
   return *h;
 }
 
-uint32_t resolve_vector_width(uint32_t requested) {
+std::string_view cpu_level_name(CpuLevel level) {
+  switch (level) {
+    case CpuLevel::Host: return "host";
+    case CpuLevel::X86_64: return "x86-64";
+    case CpuLevel::X86_64_V2: return "x86-64-v2";
+    case CpuLevel::X86_64_V3: return "x86-64-v3";
+    case CpuLevel::X86_64_V4: return "x86-64-v4";
+  }
+  return "?";
+}
+
+std::optional<CpuLevel> cpu_level_from_name(std::string_view name) {
+  for (CpuLevel l : {CpuLevel::Host, CpuLevel::X86_64, CpuLevel::X86_64_V2, CpuLevel::X86_64_V3,
+                     CpuLevel::X86_64_V4})
+    if (cpu_level_name(l) == name) return l;
+  return std::nullopt;
+}
+
+const HostCpu& target_isa(CpuLevel level) {
+  static const HostCpu* levels = [] {  // never destroyed: see kernel_numerics.cpp
+    auto* l = new HostCpu[5];
+    for (int k = 1; k <= 4; ++k) {
+      l[k].name = std::string(cpu_level_name(static_cast<CpuLevel>(k)));
+      l[k].fingerprint = l[k].name;
+      l[k].sse2 = true;
+      l[k].avx = l[k].avx2 = l[k].fma = k >= 3;
+      l[k].avx512f = k >= 4;
+      l[k].x86_64_level = static_cast<uint8_t>(k);
+    }
+    return l;
+  }();
+  return level == CpuLevel::Host ? host_cpu() : levels[static_cast<int>(level)];
+}
+
+uint32_t resolve_vector_width(uint32_t requested, CpuLevel level) {
   if (requested == 0) {
-    const HostCpu& h = host_cpu();
+    const HostCpu& h = target_isa(level);
     return h.avx512f ? 8 : h.avx2 ? 4 : 2;
   }
   if (requested > 16 || (requested & (requested - 1)) != 0)
@@ -135,12 +181,18 @@ uint32_t resolve_vector_width(uint32_t requested) {
 }
 
 TargetInfo host_target(const CompileOptions& options) {
-  const HostCpu& h = host_cpu();
+  if (options.cpu_level != CpuLevel::Host &&
+      static_cast<int>(options.cpu_level) > host_cpu().x86_64_level)
+    throw Error("lsjit codegen: CompileOptions::cpu_level is " + std::string(cpu_level_name(options.cpu_level)) +
+                ", which this CPU (" + host_cpu().name + ") cannot run; it runs up to " +
+                (host_cpu().x86_64_level ? std::string(cpu_level_name(static_cast<CpuLevel>(host_cpu().x86_64_level)))
+                                         : std::string("none of the x86-64 levels")));
+  const HostCpu& h = target_isa(options.cpu_level);
   TargetInfo t;
   t.triple = LSJIT_LLVM_HOST_TRIPLE;
   t.cpu = h.name;
   t.features = h.fingerprint;
-  t.vector_width = resolve_vector_width(options.vector_width);
+  t.vector_width = resolve_vector_width(options.vector_width, options.cpu_level);
   t.llvm_version = LSJIT_LLVM_VERSION;
   return t;
 }

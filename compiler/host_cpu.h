@@ -22,6 +22,8 @@
 #include <cstdint>
 #include <string>
 
+#include "lsjit/compiler/codegen.h"
+
 namespace lsjit::compiler {
 
 struct HostCpu {
@@ -30,14 +32,22 @@ struct HostCpu {
   // Usable (by the CPU and enabled by the OS in XCR0) instruction sets. sse2 is x86-64's
   // baseline; fma is fused multiply-add (FMA3 on x86-64; always on aarch64).
   bool sse2 = false, avx = false, avx2 = false, avx512f = false, fma = false;
+  // The highest x86-64 psABI level whose every feature the CPU has and the OS enables
+  // (1 = x86-64, 2-4 = v2-v4); 0 on a host that is not x86-64.
+  uint8_t x86_64_level = 0;
 };
 
 // Computed once, thread safe.
 const HostCpu& host_cpu();
 
-// The SIMD width CompileOptions::vector_width means on this host: 0 picks the best (8
-// with AVX-512F, 4 with AVX2, 2 otherwise); 1, 2, 4, 8 and 16 are taken as they are.
+// The instruction sets kernels compiled for `level` may use: host_cpu()'s for Host, else
+// the level's (x86-64 and v2: SSE2; v3: AVX2 and FMA; v4: AVX-512F too). Codegen and tier 0
+// decide FMA fusion, SIMD width and math variants from these, never from the host alone.
+const HostCpu& target_isa(CpuLevel level);
+
+// The SIMD width CompileOptions::vector_width means for `level`: 0 picks the best of
+// target_isa(level) (8 with AVX-512F, 4 with AVX2, 2 otherwise); 1, 2, 4, 8 and 16 are taken as they are.
 // Throws lsjit::Error for anything else.
-uint32_t resolve_vector_width(uint32_t requested);
+uint32_t resolve_vector_width(uint32_t requested, CpuLevel level = CpuLevel::Host);
 
 }  // namespace lsjit::compiler

@@ -129,7 +129,8 @@ void KernelCache::log_line(const std::string& text) {
 void KernelCache::warn(const std::string& line) { log_line("lsjit: warning: " + line); }
 
 TargetInfo KernelCache::target_for(const CompileOptions& options) {
-  const auto k = std::make_tuple(options.vector_width, options.fma_contraction, options.vector_math);
+  const auto k = std::make_tuple(options.vector_width, options.fma_contraction, options.vector_math,
+                                 options.cpu_level);
   {
     std::lock_guard lock(mutex_);
     for (const auto& [key, target] : targets_)

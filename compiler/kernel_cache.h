@@ -300,7 +300,7 @@ class KernelCache {
   std::map<std::string, uint32_t, std::less<>> recompiles_;
   std::set<std::string, std::less<>> limit_warned_;
   CacheStats stats_;
-  std::vector<std::pair<std::tuple<uint32_t, bool, bool>, TargetInfo>> targets_;
+  std::vector<std::pair<std::tuple<uint32_t, bool, bool, CpuLevel>, TargetInfo>> targets_;
 
   std::mutex log_mutex_;
 

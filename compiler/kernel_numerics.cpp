@@ -12,7 +12,7 @@
 namespace lsjit::compiler {
 
 bool fuses_multiply_add(const CompileOptions& options) {
-  return options.fma_contraction && host_cpu().fma;
+  return options.fma_contraction && target_isa(options.cpu_level).fma;
 }
 
 ir::Trace executed_graph(const ir::Trace& mode_graph, const CompileOptions& options) {
@@ -48,9 +48,9 @@ std::string mvec_symbol(MathVariant variant, std::string_view name, unsigned ari
          std::string(arity, 'v') + "_" + std::string(name);
 }
 
-MathVariant math_variant(bool vector_math, uint32_t w, std::string_view name, unsigned arity) {
-  if (!vector_math || w == 1) return {};
-  const HostCpu& h = host_cpu();
+MathVariant math_variant(const CompileOptions& options, uint32_t w, std::string_view name, unsigned arity) {
+  if (!options.vector_math || w == 1) return {};
+  const HostCpu& h = target_isa(options.cpu_level);
   const MathVariant candidates[] = {{'e', 8}, {'d', 4}, {'c', 4}, {'b', 2}};
   const bool isa_ok[] = {h.avx512f, h.avx2, h.avx, h.sse2};
   for (size_t k = 0; k < 4; ++k) {

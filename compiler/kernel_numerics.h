@@ -41,7 +41,7 @@ struct MathVariant {
 // w calls it on consecutive chunks of lanes. Every lane's result depends on that lane's
 // arguments alone (libmvec computes lanes independently), so any grouping of instances
 // into calls gives the same values.
-MathVariant math_variant(bool vector_math, uint32_t w, std::string_view name, unsigned arity);
+MathVariant math_variant(const CompileOptions& options, uint32_t w, std::string_view name, unsigned arity);
 
 // The variant's symbol, e.g. _ZGVeN8vv_atan2.
 std::string mvec_symbol(MathVariant variant, std::string_view name, unsigned arity);

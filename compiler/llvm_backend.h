@@ -30,7 +30,7 @@
 
 namespace lsjit::compiler {
 
-inline constexpr uint32_t kLlvmBackendAbi = 1;
+inline constexpr uint32_t kLlvmBackendAbi = 2;  // 2: CompileOptions::cpu_level
 
 // What the module's entry point `lsjit_llvm_backend_v1` returns. Exceptions do not cross
 // the boundary: each function returns an empty string on success, else the error message.

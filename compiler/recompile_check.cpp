@@ -50,6 +50,10 @@ CompileOptions parse_options(const DiskEntry& entry) {
       on_off(o.fma_contraction, fma);
     } else if (name == "vector_math") {
       on_off(o.vector_math, math);
+    } else if (name == "cpu_level") {
+      const std::optional<CpuLevel> level = cpu_level_from_name(value);
+      if (!level || *level == CpuLevel::Host) fail(entry, "options part '" + text + "': cpu_level '" + value + "' is not a level");
+      o.cpu_level = *level;
     } else {
       fail(entry, "options part '" + text + "' has an unknown option '" + name + "'");
     }
@@ -60,7 +64,12 @@ CompileOptions parse_options(const DiskEntry& entry) {
 
 // Why this process cannot reproduce the entry's code, or empty if it can.
 std::string why_not_reproducible(const DiskEntry& entry, const CompileOptions& options) {
-  const TargetInfo t = host_target(options);
+  TargetInfo t;
+  try {
+    t = host_target(options);
+  } catch (const Error& e) {  // a CpuLevel this CPU cannot run
+    return e.what();
+  }
   const std::pair<const char*, std::string> here[] = {
       {"triple", t.triple},
       {"host_cpu", t.cpu},

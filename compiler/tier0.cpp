@@ -189,7 +189,7 @@ class Flattener {
   // `stores`: per node, the places (array, offset) its value is stored to.
   Flattener(const ir::Graph& graph, const KernelLayout& layout, const CompileOptions& options,
             const std::vector<std::vector<KernelLayout::Place>>& stores, std::vector<Tier0Kernel::Step>& steps)
-      : g_(graph), layout_(layout), options_(options), width_(resolve_vector_width(options.vector_width)),
+      : g_(graph), layout_(layout), options_(options), width_(resolve_vector_width(options.vector_width, options.cpu_level)),
         stores_(stores), steps_(steps), reg_(graph.size(), kNever), last_use_(graph.size(), 0) {}
 
   // Steps for every live node in order, each output's stores right after its node, and a
@@ -287,7 +287,7 @@ class Flattener {
   void math(Tier0Kernel::Step& s, const char* name, unsigned arity) {
     s.kind = Tier0Kernel::Kind::MathCall;
     s.arity = static_cast<uint8_t>(arity);
-    s.variant = math_variant(options_.vector_math, width_, name, arity);
+    s.variant = math_variant(options_, width_, name, arity);
     s.function = s.variant.lanes ? libmvec_function(mvec_symbol(s.variant, name, arity))
                                  : libm_function(name);
     if (!s.function) throw Error(std::string("tier 0: no function for ") + name);

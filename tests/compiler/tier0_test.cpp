@@ -3,11 +3,16 @@
 // include NaN, infinities, signed zeros and subnormals.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 #include <limits>
 #include <random>
 
 #include "../support/kernel_check.h"
 #include "../support/multi_slot_functions.h"
+#include "../support/run_cli.h"
 #include "../support/test_functions.h"
 #include "lsjit/compiler/host_cpu.h"
 #include "lsjit/compiler/kernel_cache.h"
@@ -165,4 +170,87 @@ TEST_CASE("a tier0_only cache builds tier 0 kernels: no compile, no disk, the co
   CHECK(tier0.stats().compiles == 0);
   CHECK(tier0.stats().misses == 3);
   CHECK(compiled.stats().compiles == 3);
+}
+
+TEST_CASE("CPU levels: kernels for each level this CPU runs agree with the interpreter and tier 0's bits") {
+  using lsjit::compiler::CpuLevel;
+  std::mt19937_64 rng(11);
+  size_t levels = 0;
+  for (CpuLevel level : {CpuLevel::X86_64, CpuLevel::X86_64_V2, CpuLevel::X86_64_V3, CpuLevel::X86_64_V4}) {
+    if (static_cast<int>(level) > lsjit::compiler::host_cpu().x86_64_level) continue;
+    ++levels;
+    CompileOptions o;
+    o.cpu_level = level;
+    CAPTURE(lsjit::compiler::cpu_level_name(level));
+    for (const TestFunction& t : test_functions()) {
+      CAPTURE(t.name);
+      const lsjit::ir::Trace traced = trace_function(t);
+      // Against the interpreter with libm's functions (libmvec's SSE2 variants of the lower
+      // levels differ from libm by more than check_kernel's 1e-12 on chained functions).
+      CompileOptions scalar_math = o;
+      scalar_math.vector_math = false;
+      check_kernel(traced, KernelMode::ResidualJacobian, 37, sampler_for(t), rng, scalar_math);
+      check_tier0(traced, KernelMode::ResidualJacobian, 37, sampler_for(t), rng, o);
+      check_tier0(traced, KernelMode::NormalEquations, 9, sampler_for(t, 0.3), rng, o);
+    }
+  }
+  CHECK(levels == lsjit::compiler::host_cpu().x86_64_level);
+}
+
+TEST_CASE("CPU levels: the key names the level and its width, not this CPU, and a level above it is refused") {
+  using lsjit::compiler::CpuLevel;
+  const lsjit::compiler::HostCpu& host = lsjit::compiler::host_cpu();
+  REQUIRE(host.x86_64_level >= 1);
+  const uint32_t widths[] = {0, 2, 2, 4, 8};
+  for (int k = 1; k <= 4; ++k) {
+    CompileOptions o;
+    o.cpu_level = static_cast<CpuLevel>(k);
+    const std::string name(lsjit::compiler::cpu_level_name(o.cpu_level));
+    CAPTURE(name);
+    CHECK(lsjit::compiler::cpu_level_from_name(name) == o.cpu_level);
+    if (k > host.x86_64_level) {
+      CHECK_THROWS_WITH_AS(lsjit::compiler::host_target(o), doctest::Contains("which this CPU"), lsjit::Error);
+      continue;
+    }
+    const lsjit::compiler::TargetInfo t = lsjit::compiler::host_target(o);
+    CHECK(t.cpu == name);
+    CHECK(t.features == name);
+    CHECK(t.vector_width == widths[k]);
+    const lsjit::ir::Trace traced = trace_function(test_functions().front());
+    const lsjit::compiler::CacheKey key = lsjit::compiler::make_cache_key(traced, KernelMode::Residual, o, t);
+    CHECK(key.part("options").find("cpu_level=" + name) != std::string_view::npos);
+    CHECK(key.part("host_cpuid") == name);
+  }
+  // Host keys are as they were before levels existed: no cpu_level in the options part.
+  const lsjit::compiler::CacheKey host_key = lsjit::compiler::make_cache_key(
+      trace_function(test_functions().front()), KernelMode::Residual, {}, lsjit::compiler::host_target({}));
+  CHECK(host_key.part("options") == "vector_width=0 fma_contraction=on vector_math=on");
+  CHECK(host_key.part("host_cpuid") == host.fingerprint);
+  CHECK_FALSE(lsjit::compiler::cpu_level_from_name("x86-64-v5"));
+}
+
+TEST_CASE("CPU levels: the machine code uses the level's registers and no wider ones") {
+  // objdump (binutils, which the compiler that builds lsjit brings) lists the registers the
+  // code names: xmm only at x86-64, ymm but no zmm at v3, zmm at v4 (width 8).
+  using lsjit::compiler::CpuLevel;
+  const lsjit::ir::Trace traced = trace_function(test_functions().front());
+  const lsjit::ir::Trace graph = lsjit::compiler::graph_for_mode(traced, KernelMode::NormalEquations);
+  const lsjit::compiler::KernelLayout layout = lsjit::compiler::make_layout(graph.signature, KernelMode::NormalEquations);
+  const std::string object = std::string(LSJIT_TEST_TMP_DIR) + "/level_" + std::to_string(::getpid()) + ".o";
+  for (CpuLevel level : {CpuLevel::X86_64, CpuLevel::X86_64_V3, CpuLevel::X86_64_V4}) {
+    if (static_cast<int>(level) > lsjit::compiler::host_cpu().x86_64_level) continue;
+    CompileOptions o;
+    o.cpu_level = level;
+    CAPTURE(lsjit::compiler::cpu_level_name(level));
+    const std::string code = lsjit::compiler::compile_kernel(graph, layout, o, "level_kernel").object_code;
+    { std::ofstream(object, std::ios::binary) << code; }
+    const CliRun d = run_shell("objdump -d --no-show-raw-insn " + object);
+    REQUIRE(d.exit_code == 0);
+    CHECK(d.out.find("%xmm") != std::string::npos);
+    CHECK((d.out.find("%ymm") != std::string::npos) == (level >= CpuLevel::X86_64_V3));
+    CHECK((d.out.find("%zmm") != std::string::npos) == (level == CpuLevel::X86_64_V4));
+    CHECK((d.out.find("vfmadd") != std::string::npos || d.out.find("vfmsub") != std::string::npos ||
+           d.out.find("vfnmadd") != std::string::npos) == (level >= CpuLevel::X86_64_V3));
+  }
+  std::remove(object.c_str());
 }

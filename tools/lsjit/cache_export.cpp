@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "lsjit/compiler/cache_key.h"
+#include "lsjit/compiler/codegen.h"
 #include "lsjit/compiler/kernel_loader.h"
 #include "lsjit/ir/error.h"
 #include "lsjit/runtime/io/text.h"
@@ -143,16 +144,17 @@ std::string source_text(const std::string& name, const std::vector<Exported>& ke
   return s;
 }
 
-// The libraries a program needs for the objects' undefined symbols, as linker flags.
+// The libraries a program needs for the objects' undefined symbols, as linker flags: libmvec
+// for the vector ABI's names, libm for the rest but the C library's (memcpy, memset).
 std::string link_flags(const std::vector<Exported>& kernels, std::set<std::string>& undefined) {
-  bool mvec = false;
+  bool mvec = false, m = false;
   for (const Exported& k : kernels)
     for (const std::string& u : k.symbols.undefined) {
       undefined.insert(u);
-      mvec = mvec || u.rfind("_ZGV", 0) == 0;  // the vector ABI's mangling: libmvec
+      if (u.rfind("_ZGV", 0) == 0) mvec = true;
+      else if (u != "memcpy" && u != "memset" && u != "memmove") m = true;
     }
-  if (undefined.empty()) return "";
-  return mvec ? "-lmvec -lm" : "-lm";
+  return mvec ? "-lmvec -lm" : m ? "-lm" : "";
 }
 
 std::vector<std::string> chosen_ids(const DiskCache& disk, const ExportRequest& request) {
@@ -209,16 +211,19 @@ int export_command(const DiskCache& disk, const compiler::AuthKey* key, const Ex
     const std::string flags = link_flags(kernels, undefined);
     out << "wrote " << library.string() << " (" << kernels.size() << " kernels), "
         << (request.out_dir / (request.name + ".cpp")).string() << " and "
-        << (request.out_dir / (request.name + ".h")).string() << "\n"
-        << "for CPU";
+        << (request.out_dir / (request.name + ".h")).string() << "\n";
     std::set<std::string_view> cpus;
     for (const Exported& k : kernels) cpus.insert(k.entry.key.part("host_cpu"));
-    for (std::string_view cpu : cpus) out << (cpu == *cpus.begin() ? " " : "; ") << cpu;
-    out << " (a program finds them only on a host with the same CPUID fingerprint)\n";
-    if (!flags.empty()) {
+    for (std::string_view cpu : cpus)
+      out << "for " << cpu
+          << (compiler::cpu_level_from_name(cpu)
+                  ? ": a program that analyzes with this CompileOptions::cpu_level finds them on any CPU of the level\n"
+                  : ": a program finds them only on a CPU with the same CPUID fingerprint (compile with "
+                    "--cpu-level for other machines)\n");
+    if (!undefined.empty()) {
       out << "the objects call";
       for (const std::string& u : undefined) out << " " << u;
-      out << ": link with " << flags << "\n";
+      out << (flags.empty() ? ", all in the C library\n" : ": link with " + flags + "\n");
     }
     return 0;
   } catch (const Error& e) {

@@ -104,10 +104,12 @@ void warn_repaired(const io::PoseGraph& graph, const SolveFlags& f, std::ostream
 
 // Solves and writes the solution to `out_file` (if any) in the file's format.
 SolveResult solve_file(const SolveFlags& f, std::ostream& err) {
+  AnalyzeOptions analyze_options;
+  analyze_options.compile.cpu_level = f.cpu_level;
   if (f.format == "bal") {
     io::BalProblem bal = io::read_bal(f.file);
     BalLeastSquares p = make_bal_problem(bal, f.loss);
-    const AnalyzedProblem analyzed = p.problem.analyze();
+    const AnalyzedProblem analyzed = p.problem.analyze(analyze_options);
     SolveResult r = analyzed.solve(p.initial, f.options);
     r.summary.record_initialization(f.init, 0);
     if (!f.plot_file.empty()) write_bundle_plot(f.plot_file, f.file, bal, analyzed, p.initial, r);
@@ -123,7 +125,7 @@ SolveResult solve_file(const SolveFlags& f, std::ostream& err) {
   PoseGraphProblem p = make_pose_graph_problem(graph, f.loss);
   SolverOptions options = f.options;
   if (!f.initial_radius_given) options.initial_trust_region_radius = kPoseGraphInitialTrustRegionRadius;
-  SolveResult r = p.problem.analyze().solve(p.initial, options);
+  SolveResult r = p.problem.analyze(analyze_options).solve(p.initial, options);
   r.summary.record_initialization(f.init, init_s);
   r.summary.record_information_repair(std::string(io::information_repair_name(f.repair_information)),
                                       graph.num_repaired_edges());

@@ -69,6 +69,9 @@ Solves a g2o pose graph or a BAL bundle-adjustment file and prints the solver su
                         sparse_cholesky in single precision, each step refined in double to
                         a relative residual of 1e-10 (falling back to double where that
                         stalls): auto (default) where the factor is large enough to gain
+  --cpu-level LEVEL     the instruction set kernels are compiled for: host (default: this
+                        CPU exactly), or x86-64, x86-64-v2, x86-64-v3 or x86-64-v4 (any CPU
+                        of that level runs them; for `lsjit cache export` to other machines)
   --verbose             one line per iteration
   --json                print the summary as one JSON object instead of the report
 )";
@@ -110,6 +113,12 @@ std::variant<SolveFlags, FlagError> parse_solve_flags(const std::vector<std::str
   });
   app.add_option("--max-iterations", f.options.max_iterations)->check(integer_in(0, kIntMax));
   app.add_option("--threads", f.options.num_threads)->check(integer_in(0, kMaxThreads));
+  std::string level_text;
+  app.add_option("--cpu-level", level_text)->check([](const std::string& s) {
+    return compiler::cpu_level_from_name(s) ? std::string()
+                                            : "expected host, x86-64, x86-64-v2, x86-64-v3 or x86-64-v4, not '" +
+                                                  printable(s) + "'";
+  });
   std::string precision_text;
   app.add_option("--mixed-precision", precision_text)->check([](const std::string& s) {
     return s == "auto" || s == "never" || s == "always"
@@ -131,6 +140,7 @@ std::variant<SolveFlags, FlagError> parse_solve_flags(const std::vector<std::str
   f.initial_radius_given = radius->count() > 0;
   if (!solver_name.empty()) f.options.linear_solver = *linear_solver_from_name(solver_name);
   if (!loss_text.empty()) f.loss = *parse_loss(loss_text);
+  if (!level_text.empty()) f.cpu_level = *compiler::cpu_level_from_name(level_text);
   if (precision_text == "never") f.options.mixed_precision = MixedPrecision::Never;
   if (precision_text == "always") f.options.mixed_precision = MixedPrecision::Always;
   if (!repair_text.empty()) f.repair_information = *io::information_repair_from_name(repair_text);

@@ -6,6 +6,7 @@
 #include <variant>
 #include <vector>
 
+#include "lsjit/compiler/codegen.h"
 #include "lsjit/runtime/io/g2o.h"
 #include "lsjit/runtime/loss.h"
 #include "lsjit/runtime/solver_options.h"
@@ -30,6 +31,7 @@ struct SolveFlags {
   // kPoseGraphInitialTrustRegionRadius (pose_graph_problem.h) instead of options' 1e4.
   bool initial_radius_given = false;
   bool json = false;
+  compiler::CpuLevel cpu_level = compiler::CpuLevel::Host;  // --cpu-level: kernels' instruction set
 };
 
 // A usage error: the message (one or more lines, each ending in '\n') to print after

@@ -8,8 +8,10 @@
 // How it is built (this directory's CMakeLists.txt does it, and a project of your own does
 // the same with the installed `lsjit` and lsjit::lsjit):
 //
-//   1. on the development machine, run the program's problem once and log its kernels:
-//        LSJIT_LOG_COMPILES=1 lsjit solve data/pose_graph_se3_500.g2o 2> compile.log
+//   1. on the development machine, run the program's problem once, compiled for the
+//      instruction set the deployed machines have, and log its kernels:
+//        LSJIT_LOG_COMPILES=1 lsjit solve data/pose_graph_se3_500.g2o --cpu-level x86-64 \
+//            2> compile.log
 //   2. export them:
 //        lsjit cache export --from-log compile.log --name pose_graph_kernels --out kernels
 //      which writes kernels/libpose_graph_kernels.a (the kernels' machine code) and
@@ -17,11 +19,11 @@
 //   3. compile this file with kernels/pose_graph_kernels.cpp and link libpose_graph_kernels.a
 //      and lsjit's runtime, with nothing of LLVM.
 //
-// At run time analyze() traces the costs as always (tracing is cheap, and it is what
-// computes each kernel's cache key from the cost's structure) and finds the kernels in the
-// registered table: no compile, no disk cache read, no LLVM. Their keys name the CPU they
-// were compiled for, so on another CPU they are misses: set LSJIT_TIER=0 and those run in
-// lsjit's tier-0 executor, still without LLVM.
+// At run time analyze(), with the same CompileOptions::cpu_level, traces the costs as
+// always (tracing is cheap, and it is what computes each kernel's cache key from the cost's
+// structure) and finds the kernels in the registered table: no compile, no disk cache
+// read, no LLVM, on any x86-64 CPU. A kernel the table lacks (another cost, other options)
+// is a miss: set LSJIT_TIER=0 and it runs in lsjit's tier-0 executor, still without LLVM.
 //
 // The program prints where each kernel came from and exits nonzero when the solve fails,
 // when a kernel had to be compiled, or when libLLVM was mapped into the process; else it
@@ -73,7 +75,9 @@ int run(int argc, char** argv) {
 
   const lsjit::io::PoseGraph graph = input(argc, argv);
   lsjit::PoseGraphProblem p = lsjit::make_pose_graph_problem(graph);
-  lsjit::AnalyzedProblem analyzed = p.problem.analyze();
+  lsjit::AnalyzeOptions analyze_options;
+  analyze_options.compile.cpu_level = lsjit::compiler::CpuLevel::X86_64;  // as exported
+  lsjit::AnalyzedProblem analyzed = p.problem.analyze(analyze_options);
   const lsjit::SolveResult result = analyzed.solve(p.initial, lsjit::SolverOptions{});
   std::cout << result.summary.report();
 

@@ -1,7 +1,8 @@
 # Steps 1 and 2 of deployed_pose_graph.cpp, as one build step: run the problem once with
 # `lsjit solve` in a cache of its own, logging its kernels, then export those kernels.
-#   cmake -DLSJIT=<lsjit CLI> -DINPUT=<g2o file> -DNAME=<name> -DOUT=<directory> -P export_kernels.cmake
-foreach(var LSJIT INPUT NAME OUT)
+#   cmake -DLSJIT=<lsjit CLI> -DINPUT=<g2o file> -DNAME=<name> -DOUT=<directory>
+#         -DCPU_LEVEL=<host|x86-64|x86-64-v2|x86-64-v3|x86-64-v4> -P export_kernels.cmake
+foreach(var LSJIT INPUT NAME OUT CPU_LEVEL)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "export_kernels.cmake: -D${var}=... is required")
   endif()
@@ -10,7 +11,7 @@ endforeach()
 file(REMOVE_RECURSE ${OUT}/cache)
 set(ENV{LSJIT_CACHE_DIR} ${OUT}/cache)
 set(ENV{LSJIT_LOG_COMPILES} 1)
-execute_process(COMMAND ${LSJIT} solve ${INPUT} OUTPUT_QUIET ERROR_FILE ${OUT}/compile.log
+execute_process(COMMAND ${LSJIT} solve ${INPUT} --cpu-level ${CPU_LEVEL} OUTPUT_QUIET ERROR_FILE ${OUT}/compile.log
                 RESULT_VARIABLE solved)
 if(NOT solved EQUAL 0)
   file(READ ${OUT}/compile.log log)
