@@ -248,11 +248,13 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
         ++layout->cache_misses;
         ++layout->compiles;
         layout->compile_s += l.seconds;
-      } else if (l.source == compiler::KernelSource::Tier0) {  // built, not compiled (LSJIT_TIER=0)
+      } else if (l.source == compiler::KernelSource::Tier0) {  // built, not compiled (yet)
         ++layout->cache_misses;
+        ++layout->tier0_kernels;
         layout->compile_s += l.seconds;
       } else {
         ++layout->cache_hits;
+        if (l.source == compiler::KernelSource::Linked) ++layout->linked_kernels;
         if (l.source == compiler::KernelSource::Disk) layout->compile_s += l.seconds;
       }
     }

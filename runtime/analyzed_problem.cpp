@@ -144,6 +144,8 @@ SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& o
   s.analyze_s = L.analyze_s;
   s.cache_hits = L.cache_hits;
   s.cache_misses = L.cache_misses;
+  s.tier0_kernels = L.tier0_kernels;
+  s.linked_kernels = L.linked_kernels;
   s.compiles = L.compiles;
   s.cost_groups = L.groups.size();
   for (const auto& g : L.groups) s.residual_blocks += static_cast<size_t>(g.instances);

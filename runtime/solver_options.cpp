@@ -169,8 +169,11 @@ std::string SolveSummary::report() const {
     }
   }
   // analyze() traces and compiles once per AnalyzedProblem; a solve only reads its counts.
-  out << "\nKernel cache, at analyze() (every solve of it shares these): " << cache_hits << " hits, "
-      << cache_misses << " misses (" << compiles << " compiled)\n\nTime (in seconds):\n";
+  out << "\nKernel cache, at analyze() (every solve of it shares these): " << cache_hits << " hits"
+      << (linked_kernels ? " (" + std::to_string(linked_kernels) + " linked into the program)" : std::string())
+      << ", " << cache_misses << " misses (" << compiles << " compiled"
+      << (tier0_kernels ? ", " + std::to_string(tier0_kernels) + " started in tier 0" : std::string())
+      << ")\n\nTime (in seconds):\n";
   if (!initialization.empty()) row("  Initialization", seconds(initialization_s));
   out << "  analyze(), once per problem:\n";
   row("    Trace", seconds(trace_s));
@@ -211,6 +214,7 @@ std::string SolveSummary::json() const {
       << ", \"information_repair\": " << json_string(information_repair) << ", \"repaired_edges\": " << repaired_edges
       << ", \"cache_hits\": " << cache_hits
       << ", \"cache_misses\": " << cache_misses << ", \"compiles\": " << compiles
+      << ", \"tier0_kernels\": " << tier0_kernels << ", \"linked_kernels\": " << linked_kernels
       << ", \"cost_groups\": " << cost_groups << ", \"residual_blocks\": " << residual_blocks
       << ", \"residuals\": " << residuals << ", \"variables\": " << variables
       << ", \"constant_variables\": " << constant_variables << ", \"tangent_dim\": " << tangent_dim

@@ -282,10 +282,16 @@ struct SolveSummary {
   size_t repaired_edges = 0;
   void record_information_repair(std::string mode, size_t edges);
 
-  // Kernel cache activity of analyze(): kernels found in memory or on disk, and compiled.
+  // Kernel cache activity of analyze(): kernels found in memory, linked into the program or
+  // on disk (hits), and the misses: compiled before analyze() returned, or started in tier
+  // 0 (tier0_kernels; with tiering a background thread then compiles them, with
+  // LSJIT_TIER=0 they stay in tier 0). linked_kernels counts the hits linked into the
+  // program (`lsjit cache export`).
   uint64_t cache_hits = 0;
   uint64_t cache_misses = 0;
   uint64_t compiles = 0;
+  uint64_t tier0_kernels = 0;
+  uint64_t linked_kernels = 0;
 
   // Problem size.
   size_t cost_groups = 0;
