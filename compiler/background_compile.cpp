@@ -16,6 +16,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -69,30 +70,42 @@ void registry_start() {
 }
 
 // The threads that run background compiles: kWorkers of them, all started by the first
-// submit, before any of them loads libLLVM, and then kept (idle ones wait, and a process
-// may exit while they do). Why not a thread per compile: creating a thread allocates its
-// TLS under the dynamic loader's TLS lock, which the first compile holds for tens of
+// submit, before any of them loads libLLVM, and kept until the process exits (stop(), from
+// wait_for_background_compiles). Why not a thread per compile: creating a thread allocates
+// its TLS under the dynamic loader's TLS lock, which the first compile holds for tens of
 // milliseconds while it loads libLLVM; measured, analyze() of a cold intel.g2o waited
 // 15 ms in pthread_create for its second mode's compile. Two workers: the normal-equation
 // and residual kernels of a cost compile side by side, as they did on threads of their own.
+// Why joined at exit: a worker holds thread-local LLVM state (codegen's TargetMachine), and
+// LeakSanitizer's exit-time scan of such a thread crashed ("Tracer caught signal 11").
 class CompileWorkers {
  public:
   static constexpr unsigned kWorkers = 2;
   static constexpr int kNice = 19;
 
-  // Runs `job` on a worker. Throws std::system_error if the workers cannot be started
-  // (then nothing of `job` runs).
+  // Runs `job` on a worker. Throws std::system_error if no worker can be started (then
+  // nothing of `job` runs).
   void submit(std::function<void()> job) {
     std::unique_lock lock(mutex_);
-    if (started_ == 0) {
-      for (unsigned k = 0; k < kWorkers; ++k) {
-        std::thread([this] { work(); }).detach();
-        ++started_;
-      }
-    }
+    while (threads_.size() < kWorkers) threads_.emplace_back([this] { work(); });
     jobs_.push_back(std::move(job));
     lock.unlock();
     ready_.notify_one();
+  }
+
+  // Lets the workers finish the queued jobs, then joins them. A later submit starts new
+  // ones. Not to be called from a worker.
+  void stop() {
+    std::vector<std::thread> threads;
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+      threads.swap(threads_);
+    }
+    ready_.notify_all();
+    for (std::thread& t : threads) t.join();
+    std::lock_guard lock(mutex_);
+    stopping_ = false;
   }
 
  private:
@@ -107,7 +120,8 @@ class CompileWorkers {
       std::function<void()> job;
       {
         std::unique_lock lock(mutex_);
-        ready_.wait(lock, [&] { return !jobs_.empty(); });
+        ready_.wait(lock, [&] { return !jobs_.empty() || stopping_; });
+        if (jobs_.empty()) return;  // stopping, and nothing left to do
         job = std::move(jobs_.front());
         jobs_.pop_front();
       }
@@ -118,11 +132,12 @@ class CompileWorkers {
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<std::function<void()>> jobs_;
-  unsigned started_ = 0;
+  std::vector<std::thread> threads_;
+  bool stopping_ = false;
 };
 
 CompileWorkers& compile_workers() {
-  static CompileWorkers* w = new CompileWorkers;  // never destroyed: its threads outlive main
+  static CompileWorkers* w = new CompileWorkers;  // never destroyed: used from exit handlers
   return *w;
 }
 
@@ -135,9 +150,12 @@ void registry_finish() {
 }  // namespace
 
 void wait_for_background_compiles() {
-  Registry& r = registry();
-  std::unique_lock lock(r.mutex);
-  r.done.wait(lock, [&] { return r.running == 0; });
+  {
+    Registry& r = registry();
+    std::unique_lock lock(r.mutex);
+    r.done.wait(lock, [&] { return r.running == 0; });
+  }
+  compile_workers().stop();
 }
 
 void KernelCache::wait_for_background() {

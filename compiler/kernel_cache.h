@@ -309,7 +309,8 @@ class KernelCache {
   uint32_t background_running_ = 0;  // under background_mutex_
 };
 
-// Blocks until the background compiles of every KernelCache have finished. Registered
+// Blocks until the background compiles of every KernelCache have finished, then joins the
+// compile worker threads (a later compile starts new ones). Registered
 // with atexit before the first one starts and again once LLVM is loaded, so that a
 // process exits only after its compiles (and their disk entries) are done and before
 // libLLVM's static destructors run.
