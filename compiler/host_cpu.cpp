@@ -135,24 +135,6 @@ const HostCpu& host_cpu() {
   return *h;
 }
 
-std::string_view cpu_level_name(CpuLevel level) {
-  switch (level) {
-    case CpuLevel::Host: return "host";
-    case CpuLevel::X86_64: return "x86-64";
-    case CpuLevel::X86_64_V2: return "x86-64-v2";
-    case CpuLevel::X86_64_V3: return "x86-64-v3";
-    case CpuLevel::X86_64_V4: return "x86-64-v4";
-  }
-  return "?";
-}
-
-std::optional<CpuLevel> cpu_level_from_name(std::string_view name) {
-  for (CpuLevel l : {CpuLevel::Host, CpuLevel::X86_64, CpuLevel::X86_64_V2, CpuLevel::X86_64_V3,
-                     CpuLevel::X86_64_V4})
-    if (cpu_level_name(l) == name) return l;
-  return std::nullopt;
-}
-
 const HostCpu& target_isa(CpuLevel level) {
   static const HostCpu* levels = [] {  // never destroyed: see kernel_numerics.cpp
     auto* l = new HostCpu[5];
