@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -687,17 +688,36 @@ class Kernels final : public SchurKernels {
   }
 
   // assemble_schur for fixed sizes: E_ip = B_ip C_p⁻¹ for camera i's observations,
-  // transposed, in a scratch kept per thread (update_block_columns reads up to V − 1 doubles
-  // past the last), then r_i from them (a loop of its own: folded into e_transposed it made
-  // the solve 1.04x slower), then each block of row i from its pairs.
+  // transposed, in a scratch buffer from scratch_pool_ (update_block_columns reads up to
+  // V − 1 doubles past the last), then r_i from them (a loop of its own: folded into
+  // e_transposed it made the solve 1.04x slower), then each block of row i from its pairs.
   void assemble_schur_fixed(const double* H, const double* shift, const double* inverses,
                             const ObservationPairs& pairs, const SchurTarget& target,
                             const double* b, double* r, int begin, int end) const {
     constexpr int64_t kE = int64_t{PS} * CS;
-    thread_local std::vector<double> scratch;
     const size_t needed = static_cast<size_t>(pairs.max_camera_observations() * kE + 8);
+    std::vector<double> scratch = take_scratch();
     if (scratch.size() < needed) scratch.assign(needed, 0.0);
-    double* et = scratch.data();
+    assemble_rows_fixed(scratch.data(), H, shift, inverses, pairs, target, b, r, begin, end);
+    std::lock_guard lock(scratch_mutex_);
+    scratch_pool_.push_back(std::move(scratch));
+  }
+
+  // A buffer of the pool, or an empty one. Not a thread_local: its first use on a thread
+  // registers a destructor under the dynamic loader's lock, which a background compile
+  // holds while it loads libLLVM (measured: a cold Ladybug solve's first Schur assembly
+  // waited on it, perf's sched_switch stacks).
+  std::vector<double> take_scratch() const {
+    std::lock_guard lock(scratch_mutex_);
+    if (scratch_pool_.empty()) return {};
+    std::vector<double> s = std::move(scratch_pool_.back());
+    scratch_pool_.pop_back();
+    return s;
+  }
+
+  void assemble_rows_fixed(double* et, const double* H, const double* shift, const double* inverses,
+                           const ObservationPairs& pairs, const SchurTarget& target, const double* b,
+                           double* r, int begin, int end) const {
     for (int i = begin; i < end; ++i) {
       CameraOps<CS>::start_row(s_, H, shift, target, i);
       const auto observations = s_.camera_observations(i);
@@ -775,6 +795,10 @@ class Kernels final : public SchurKernels {
   const SchurStructure& s_;
   const SubtractEBt subtract_;  // the fixed-size Schur update for this CPU, or null
   const FormS form_s_;          // the fixed-size functions forming S on this CPU, or nulls
+  // assemble_schur_fixed's scratch buffers, one per call that ran at once, kept for later
+  // calls.
+  mutable std::mutex scratch_mutex_;
+  mutable std::vector<std::vector<double>> scratch_pool_;
 };
 
 template <int CS, int PS>

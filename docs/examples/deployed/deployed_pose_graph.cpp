@@ -10,10 +10,10 @@
 //
 //   1. on the development machine, run the program's problem once, compiled for the
 //      instruction set the deployed machines have, and log its kernels:
-//        LSJIT_LOG_COMPILES=1 lsjit solve data/pose_graph_se3_500.g2o --cpu-level x86-64 \
-//            2> compile.log
+//        LSJIT_LOG_COMPILES=1 lsjit solve data/pose_graph_se3_500.g2o --cpu-level x86-64 2> log
+//      (log: the compile log, a line per kernel);
 //   2. export them:
-//        lsjit cache export --from-log compile.log --name pose_graph_kernels --out kernels
+//        lsjit cache export --from-log log --name pose_graph_kernels --out kernels
 //      which writes kernels/libpose_graph_kernels.a (the kernels' machine code) and
 //      kernels/pose_graph_kernels.{h,cpp} (their keys and register_pose_graph_kernels());
 //   3. compile this file with kernels/pose_graph_kernels.cpp and link libpose_graph_kernels.a
