@@ -624,6 +624,20 @@ std::vector<DiskCache::FileInfo> DiskCache::find(std::string_view prefix) const 
   return out;
 }
 
+DiskCache::FileInfo DiskCache::find_one(std::string_view prefix) const {
+  const std::string p(prefix);
+  if (p.empty() || p.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+    throw Error("'" + p + "' is not an entry id (hex digits)");
+  std::vector<FileInfo> found = find(p);
+  if (found.empty()) throw Error("no entry id starts with '" + p + "' in " + dir_.string());
+  if (found.size() > 1) {
+    std::string message = "'" + p + "' names " + std::to_string(found.size()) + " entries; give more digits:";
+    for (size_t i = 0; i < found.size() && i < 5; ++i) message += " " + found[i].id.substr(0, 16);
+    throw Error(message + (found.size() > 5 ? " ..." : ""));
+  }
+  return std::move(found[0]);
+}
+
 DiskCache::RemoveResult DiskCache::gc(uint64_t max_bytes) const {
   RemoveResult r;
   std::vector<FileInfo> files = list();

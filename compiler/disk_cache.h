@@ -183,6 +183,9 @@ class DiskCache {
   std::vector<FileInfo> list() const;
   // The entries whose id starts with `prefix` (case-insensitive).
   std::vector<FileInfo> find(std::string_view prefix) const;
+  // The one entry whose id starts with `prefix`. Throws lsjit::Error when `prefix` is not
+  // hex digits, names no entry, or names several (listing up to five, "give more digits").
+  FileInfo find_one(std::string_view prefix) const;
 
   struct RemoveResult {
     size_t removed = 0;

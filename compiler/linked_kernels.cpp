@@ -88,6 +88,4 @@ size_t linked_kernel_count() {
   return r.by_hash.size();
 }
 
-CacheKey linked_kernel_key(const LinkedKernel& kernel) { return make_cache_key(parts_of(kernel)); }
-
 }  // namespace lsjit::compiler

@@ -52,7 +52,4 @@ const LinkedKernel* find_linked_kernel(const CacheKey& key);
 // The number of registered kernels.
 size_t linked_kernel_count();
 
-// The key of a registered entry (its parts and hash), for reports.
-CacheKey linked_kernel_key(const LinkedKernel& kernel);
-
 }  // namespace lsjit::compiler

@@ -406,7 +406,7 @@ TEST_CASE("lsjit cache export: the system linker takes the library, and the tabl
     keys.push_back(cache.get(trace_scaled(2.5), KernelMode::ResidualJacobian)->key);
     keys.push_back(cache.get(trace_two_vars(), KernelMode::Residual)->key);
   }
-  const std::string odd = "odd \"name\" \\ ??= \t\n\x01\x7f\xc3\xa9 end\\";
+  const std::string odd = "odd \"name\" \\ ?\?= \t\n\x01\x7f\xc3\xa9 end\\";
   {
     const DiskCache disk(dir.path);
     DecodeResult real = read_entry(disk, keys[0].hash);

@@ -147,23 +147,12 @@ std::string bad_reason(const DecodeResult& r) {
 // The entry named by `key` (an id or a unique prefix), or an error on `err`.
 std::optional<DiskCache::FileInfo> resolve(const DiskCache& disk, const std::string& key,
                                            std::ostream& err) {
-  if (key.empty() || key.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
-    err << "lsjit cache: '" << key << "' is not an entry id (hex digits)\n";
+  try {
+    return disk.find_one(key);
+  } catch (const Error& e) {
+    err << "lsjit cache: " << e.what() << "\n";
     return std::nullopt;
   }
-  const auto found = disk.find(key);
-  if (found.empty()) {
-    err << "lsjit cache: no entry id starts with '" << key << "' in " << disk.directory().string() << "\n";
-    return std::nullopt;
-  }
-  if (found.size() > 1) {
-    err << "lsjit cache: '" << key << "' names " << found.size()
-        << " entries; give more digits:";
-    for (size_t i = 0; i < found.size() && i < 5; ++i) err << " " << found[i].id.substr(0, 16);
-    err << (found.size() > 5 ? " ...\n" : "\n");
-    return std::nullopt;
-  }
-  return found[0];
 }
 
 int list_command(const DiskCache& disk, bool json, std::ostream& out) {

@@ -34,20 +34,16 @@ bool is_identifier(const std::string& s) {
   });
 }
 
-bool is_hex(std::string_view s) {
-  return !s.empty() && s.find_first_not_of("0123456789abcdefABCDEF") == std::string_view::npos;
-}
-
-// The id of the one entry whose id starts with `prefix`; throws naming `where` otherwise.
+// DiskCache::find_one's id; its error prefixed by `where`, with a hint when nothing matched.
 std::string resolve_id(const DiskCache& disk, const std::string& prefix, const std::string& where) {
-  if (!is_hex(prefix)) throw Error(where + "'" + prefix + "' is not an entry id (hex digits)");
-  const auto found = disk.find(prefix);
-  if (found.empty())
-    throw Error(where + "no entry id starts with '" + prefix + "' in " + disk.directory().string() +
-                " (was the program run with another LSJIT_CACHE_DIR, or the entry removed?)");
-  if (found.size() > 1)
-    throw Error(where + "'" + prefix + "' names " + std::to_string(found.size()) + " entries; give more digits");
-  return found[0].id;
+  try {
+    return disk.find_one(prefix).id;
+  } catch (const Error& e) {
+    const bool missing = prefix.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos &&
+                         disk.find(prefix).empty();
+    throw Error(where + e.what() +
+                (missing ? " (was the program run with another LSJIT_CACHE_DIR, or the entry removed?)" : ""));
+  }
 }
 
 // The id prefixes of the `lsjit: kernel COST MODE ID...` lines of a compile log, in order.
@@ -61,7 +57,8 @@ std::vector<std::string> ids_from_log(const DiskCache& disk, const fs::path& log
       continue;
     if (!id.empty() && id.back() == ':') id.pop_back();
     const std::string where = log.string() + ":" + std::to_string(reader.line()) + ": ";
-    if (!compiler::mode_from_name(mode) || !is_hex(id))
+    if (!compiler::mode_from_name(mode) || id.empty() ||
+        id.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
       throw Error(where + "expected 'lsjit: kernel COST MODE ID', with a mode name and a hex id");
     ids.push_back(resolve_id(disk, id, where));
   }
