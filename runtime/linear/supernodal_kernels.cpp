@@ -49,13 +49,22 @@ void syrk(const int* m, const int* n, const float* a, const int* lda, float* c, 
   ssyrk_("L", "N", m, n, &one, a, lda, &zero, c, ldc);
 }
 
-// Up to these sizes our loops run instead of OpenBLAS: columns of the diagonal block, and
-// work (rows x columns x columns) of the below block's solve and product. Measured on
-// sphere2500, M3500 and a random SE3 graph (docs/benchmarks.md): 0, 24 and 48 columns are
-// within noise of each other after amalgamation; the loops stay for small problems, where
-// a BLAS call's fixed cost is all there is.
-constexpr int64_t kSmallColumns = 24;
-constexpr int64_t kSmallWork = 24 * 24 * 48;
+// Up to these sizes the block below's product runs in our register tiles instead of
+// OpenBLAS' syrk: columns, and work (rows x rows x columns). Ours do not block for the
+// cache: on the random SE3 graph of lsjit_bench_linear --factor, using them up to 2^21 of
+// work at any width made the factorization 1.3x slower; up to 24 columns and 55,296 of
+// work (the limits before the blocked factor_panel) left smallGrid3D's 48-column
+// supernode (150 rows below) and its 24-column ones (about 100 below) to syrk's fixed cost.
+constexpr int64_t kOwnProductColumns = 64;
+constexpr int64_t kOwnProductWork = int64_t{1} << 20;
+
+// Up to this many entries (n x ld) a panel is factored by our blocked loops, beyond it by
+// OpenBLAS' potrf and trsm. Ours make a pass over the panel per 16 columns and do not
+// block for the cache; OpenBLAS has fixed costs that dominated the mid-sized supernodes of
+// pose graphs (smallGrid3D: 30% of the factorization in dpotrf). Zen 4, AVX2, one
+// thread, µs (OpenBLAS / ours): 48 x 198 rows 25 / 15, 162 x 162 68 / 44, 300 x 1500
+// 4624 / 2963, 500 x 2000 12793 / 10042, 800 x 2400 32411 / 39100.
+constexpr int64_t kOwnPanelEntries = int64_t{1} << 20;
 
 // Cholesky of the n columns' first `rows` rows (rows >= n), column by column: the
 // diagonal block alone (rows = n: factor) or with the block below it (rows = ld:
@@ -122,6 +131,76 @@ template <class T, int V, int RowVectors, int Columns>
       for (int j = 0; j < RowVectors; ++j)
         __builtin_memcpy(C + (c0 + c) * ldc + r0 + j * V, &sum[c][j], sizeof(Vec));
   }
+}
+
+// The trailing update of a blocked panel factorization: the panel's columns [c0, c0 +
+// Columns) (those below n only), rows from c0 down to ld, less the product of the factored
+// columns [k, k + b) with themselves, in tiles of kRows = V * RowVectors rows kept in
+// registers over those b columns. A tile straddling the diagonal writes above it, into the
+// diagonal block's upper triangle, which nothing reads; the last tile's rows past ld, and
+// columns past n, are computed from the padding and not stored.
+template <class T, int V, int RowVectors, int Columns>
+[[gnu::always_inline]] inline void trailing_tiles(T* a, int64_t n, int64_t ld, int64_t k,
+                                                  int64_t b, int64_t c0) {
+  typedef T Vec __attribute__((vector_size(V * sizeof(T))));
+  constexpr int64_t kRows = int64_t{V} * RowVectors;
+  static_assert(kProductRowPad >= kRows);
+  const int64_t columns = std::min<int64_t>(Columns, n - c0);
+  for (int64_t r0 = c0; r0 < ld; r0 += kRows) {
+    Vec sum[Columns][RowVectors] = {};
+    for (int64_t l = k; l < k + b; ++l) {
+      const T* column = a + l * ld;
+      Vec rows[RowVectors];
+#pragma GCC unroll 8
+      for (int j = 0; j < RowVectors; ++j) __builtin_memcpy(&rows[j], column + r0 + j * V, sizeof(Vec));
+#pragma GCC unroll 16
+      for (int c = 0; c < Columns; ++c) {
+        const T f = column[c0 + c];
+#pragma GCC unroll 8
+        for (int j = 0; j < RowVectors; ++j) sum[c][j] += rows[j] * f;
+      }
+    }
+    if (columns == Columns && r0 + kRows <= ld) {
+#pragma GCC unroll 16
+      for (int c = 0; c < Columns; ++c)
+#pragma GCC unroll 8
+        for (int j = 0; j < RowVectors; ++j) {
+          T* dst = a + (c0 + c) * ld + r0 + j * V;
+          Vec old;
+          __builtin_memcpy(&old, dst, sizeof(Vec));
+          old -= sum[c][j];
+          __builtin_memcpy(dst, &old, sizeof(Vec));
+        }
+    } else {
+      T tile[Columns][kRows];
+      __builtin_memcpy(tile, sum, sizeof(tile));
+      const int64_t rows = std::min<int64_t>(kRows, ld - r0);
+      for (int64_t c = 0; c < columns; ++c)
+        for (int64_t r = 0; r < rows; ++r) a[(c0 + c) * ld + r0 + r] -= tile[c][r];
+    }
+  }
+}
+
+// factor_panel for panels of any size, right-looking in blocks of kBlockColumns columns:
+// factor_rows_body on the block's columns (their diagonal part and every row below it),
+// then the columns right of the block less its contribution, in register tiles (most of
+// the flops once n passes a few blocks). Each block's update streams the rest of the
+// panel, so large panels go to OpenBLAS instead (kOwnPanelEntries).
+constexpr int64_t kBlockColumns = 16;
+
+template <class T, int V>
+[[gnu::always_inline]] inline int64_t factor_blocked_body(T* a, int64_t n, int64_t ld) {
+  // AVX-512 (32 registers): 16 accumulators; otherwise (16 registers) 8.
+  constexpr int kRowVectors = V >= 16 ? 1 : 2;
+  constexpr int kColumns = V * sizeof(T) == 64 ? 8 : 4;
+  for (int64_t k = 0; k < n; k += kBlockColumns) {
+    const int64_t b = std::min(kBlockColumns, n - k);
+    if (const int64_t bad = factor_rows_body<T, V>(a + k * ld + k, b, ld, ld - k); bad >= 0)
+      return k + bad;
+    for (int64_t c0 = k + b; c0 < n; c0 += kColumns)
+      trailing_tiles<T, V, kRowVectors, kColumns>(a, n, ld, k, b, c0);
+  }
+  return -1;
 }
 
 // Tiles of two vectors by 4 columns (8 accumulators), except for AVX-512 floats, whose 16
@@ -214,6 +293,9 @@ template <class T, int V>
   TARGET int64_t factor_panel_##SUFFIX(T* a, int64_t n, int64_t ld) {                          \
     return factor_rows_body<T, V>(a, n, ld, ld);                                               \
   }                                                                                            \
+  TARGET int64_t factor_blocked_##SUFFIX(T* a, int64_t n, int64_t ld) {                        \
+    return factor_blocked_body<T, V>(a, n, ld);                                                \
+  }                                                                                            \
   TARGET void product_##SUFFIX(const T* x, int64_t n, int64_t m, int64_t ld, T* W, int64_t ldw) { \
     product_body<T, V>(x, n, m, ld, W, ldw);                                                   \
   }                                                                                            \
@@ -232,7 +314,7 @@ template <class T, int V>
     multiply_transposed_body<T, V>(B, n, m, ld, g, y);                                         \
   }                                                                                            \
   constexpr KernelsOf<T> kKernels_##SUFFIX = {&factor_##SUFFIX,   &solve_##SUFFIX,             \
-                                              &factor_panel_##SUFFIX,                          \
+                                              &factor_panel_##SUFFIX, &factor_blocked_##SUFFIX, \
                                               &product_##SUFFIX,  &subtract_##SUFFIX,          \
                                               &multiply_##SUFFIX, &multiply_transposed_##SUFFIX};
 
@@ -304,9 +386,11 @@ void init_blas() {
   std::call_once(once, [] { openblas_set_num_threads(1); });
 }
 
+namespace {
+
+// The large panels' path (factor_panel): OpenBLAS.
 template <class T>
 int64_t factor_diagonal(T* panel, int64_t n, int64_t ld) {
-  if (n <= kSmallColumns) return host_kernels<T>().factor(panel, n, ld);
   const int n32 = static_cast<int>(n), ld32 = static_cast<int>(ld);
   int info = 0;
   potrf(&n32, panel, &ld32, &info);
@@ -320,15 +404,16 @@ int64_t factor_diagonal(T* panel, int64_t n, int64_t ld) {
 template <class T>
 void solve_below(T* panel, int64_t n, int64_t m, int64_t ld) {
   if (m == 0) return;
-  if (n <= kSmallColumns && m * n * n <= kSmallWork) return host_kernels<T>().solve(panel, n, m, ld);
   const int m32 = static_cast<int>(m), n32 = static_cast<int>(n), ld32 = static_cast<int>(ld);
   trsm(&m32, &n32, panel, &ld32, panel + n, &ld32);
 }
 
+}  // namespace
+
 template <class T>
 int64_t factor_panel(T* panel, int64_t n, int64_t ld) {
+  if (n * ld <= kOwnPanelEntries) return host_kernels<T>().factor_blocked(panel, n, ld);
   const int64_t m = ld - n;
-  if (n <= kSmallColumns && m * n * n <= kSmallWork) return host_kernels<T>().factor_panel(panel, n, ld);
   if (const int64_t bad = factor_diagonal(panel, n, ld); bad >= 0) return bad;
   solve_below(panel, n, m, ld);
   return -1;
@@ -337,7 +422,7 @@ int64_t factor_panel(T* panel, int64_t n, int64_t ld) {
 template <class T>
 void below_product(const T* panel, int64_t n, int64_t m, int64_t ld, T* W, int64_t ldw) {
   if (m == 0) return;
-  if (n <= kSmallColumns && m * m * n <= 2 * kSmallWork)
+  if (n <= kOwnProductColumns && m * m * n <= kOwnProductWork)
     return host_kernels<T>().product(panel + n, n, m, ld, W, ldw);
   const int m32 = static_cast<int>(m), n32 = static_cast<int>(n), ld32 = static_cast<int>(ld),
             ldw32 = static_cast<int>(ldw);
@@ -367,8 +452,6 @@ void below_multiply_transposed(const T* panel, int64_t n, int64_t m, int64_t ld,
 #define LSJIT_SUPERNODAL_INSTANTIATE(T)                                                          \
   template const KernelsOf<T>& kernels<T>(Isa);                                                \
   template const KernelsOf<T>& host_kernels<T>();                                              \
-  template int64_t factor_diagonal<T>(T*, int64_t, int64_t);                                   \
-  template void solve_below<T>(T*, int64_t, int64_t, int64_t);                                 \
   template int64_t factor_panel<T>(T*, int64_t, int64_t);                                      \
   template void below_product<T>(const T*, int64_t, int64_t, int64_t, T*, int64_t);            \
   template void subtract_update<T>(const T*, int64_t, int64_t, int64_t, const int64_t*, int64_t, \

@@ -1,19 +1,19 @@
 // Dense kernels of SupernodalCholesky on one supernode's panel (column-major, leading
 // dimension ld; see supernodal_analysis.h), in double or in float (T; the float ones serve
-// the mixed-precision solves, supernodal_cholesky.h). The first three exist twice: OpenBLAS
-// (d* or s* routines, for large panels) and loops of our own (for the many small panels of
-// pose graphs, where a BLAS call's fixed cost dominates); the others are ours alone. Our
-// loops are compiled per instruction set (AVX-512, AVX2+FMA, generic) and chosen at run
-// time; a float vector holds twice the lanes of a double one.
+// the mixed-precision solves, supernodal_cholesky.h). Mostly loops of our own, compiled per
+// instruction set (AVX-512, AVX2+FMA, generic) and chosen at run time; a float vector holds
+// twice the lanes of a double one. factor_panel and below_product call OpenBLAS (d* or s*
+// routines) for large panels only, where its cache blocking pays.
 //
-//   factor_diagonal:  the n x n diagonal block ← its lower Cholesky factor L11 (lower
-//                     triangle only read and written). Returns the first column whose pivot
-//                     is not > 0 (NaN included), or -1.
-//   solve_below:      the m x n block below (at panel + n) ← itself · L11⁻ᵀ.
-//   factor_panel:     both on the whole panel (m = ld - n rows below), returning as
-//                     factor_diagonal (the block below is then undefined). Small panels
-//                     take one loop down all ld rows per column instead of the two: the
-//                     same arithmetic, half the calls (pose graphs' many tiny supernodes).
+//   factor_panel:     the panel's n columns ← their Cholesky factor: the n x n diagonal
+//                     block ← L11 (lower triangle read and written; its upper triangle is
+//                     scratch, overwritten) and the m = ld - n rows below ← themselves ·
+//                     L11⁻ᵀ. Returns the first column whose pivot is not > 0 (NaN
+//                     included), or -1 (the panel is then partly overwritten). Blocked:
+//                     each 16 columns factored down all ld rows, then the columns right of
+//                     them updated in register tiles; reads up to kProductRowPad - 1
+//                     scalars past the panel's last column. Panels above a million
+//                     entries: OpenBLAS' potrf and trsm.
 //   below_product:    W (m x m, leading dimension ldw = product_leading_dimension(m), lower
 //                     triangle) ← L_b L_bᵀ of the block below. Our loops keep tiles of W in
 //                     registers over the block's columns; they read up to kProductRowPad - 1
@@ -38,10 +38,6 @@ namespace lsjit::linear::supernodal {
 void init_blas();
 
 template <class T>
-int64_t factor_diagonal(T* panel, int64_t n, int64_t ld);
-template <class T>
-void solve_below(T* panel, int64_t n, int64_t m, int64_t ld);
-template <class T>
 int64_t factor_panel(T* panel, int64_t n, int64_t ld);
 
 inline constexpr int64_t kProductRowPad = 16;
@@ -62,9 +58,13 @@ void subtract_update(const T* W, int64_t ldw, int64_t first, int64_t last, const
 enum class Isa { Generic, Avx2, Avx512 };
 template <class T>
 struct KernelsOf {
+  // Unblocked, column by column: the diagonal block alone, the rows below given it, and
+  // both in one pass (the same arithmetic as the two, bit for bit).
   int64_t (*factor)(T* panel, int64_t n, int64_t ld);
   void (*solve)(T* panel, int64_t n, int64_t m, int64_t ld);
   int64_t (*factor_panel)(T* panel, int64_t n, int64_t ld);
+  // Blocked (factor_panel above): factor_panel on each 16 columns, register tiles between.
+  int64_t (*factor_blocked)(T* panel, int64_t n, int64_t ld);
   void (*product)(const T* below, int64_t n, int64_t m, int64_t ld, T* W, int64_t ldw);
   void (*subtract)(const T* W, int64_t ldw, int64_t first, int64_t last, const int64_t* rows,
                    int64_t column_begin, T* target, int64_t target_ld,

@@ -111,9 +111,41 @@ void check_kernels(double tolerance) {
   }
 }
 
+// factor_blocked on panels wider than its 16-column blocks and than one register tile
+// (its remainders of rows past ld and of columns past n included): L Lᵀ reproduces the
+// panel's lower part, the diagonal block and every row below it. The NaN padding past the
+// panel may be read, never used.
+template <class T>
+void check_blocked(double tolerance) {
+  std::mt19937_64 rng(13);
+  for (Isa isa : kIsas) {
+    if (!isa_supported(isa)) continue;
+    for (int64_t n : {1, 7, 16, 17, 23, 32, 33, 41, 70})
+      for (int64_t m : {0, 1, 5, 8, 16, 19, 45}) {
+        CAPTURE(isa_name(isa));
+        CAPTURE(n);
+        CAPTURE(m);
+        const int64_t ld = n + m;
+        const std::vector<double> original = random_panel(n, m, rng);
+        std::vector<T> panel(original.begin(), original.end());
+        REQUIRE(kernels<T>(isa).factor_blocked(panel.data(), n, ld) == -1);
+        for (int64_t c = 0; c < n; ++c)
+          for (int64_t r = c; r < ld; ++r) {
+            double sum = 0;
+            for (int64_t l = 0; l <= c; ++l) sum += double(panel[l * ld + r]) * panel[l * ld + c];
+            CHECK(sum == doctest::Approx(original[c * ld + r]).epsilon(tolerance));
+          }
+        // Nothing written past the panel.
+        for (int64_t k = ld * n; k < ld * n + kProductRowPad; ++k) CHECK(std::isnan(panel[k]));
+      }
+  }
+}
+
 TEST_CASE("supernodal kernels: every instruction set matches plain loops, in double and in float") {
   check_kernels<double>(1e-12);
   check_kernels<float>(2e-5);  // mixed-precision solves (supernodal_cholesky.h)
+  check_blocked<double>(1e-12);
+  check_blocked<float>(2e-5);
 }
 
 TEST_CASE("supernodal kernels: subtract_update follows the row runs from the diagonal down") {
@@ -152,7 +184,14 @@ TEST_CASE("supernodal kernels: factor_panel reports the first bad pivot, NaN inc
       panel[3 * 9 + 3] = bad;  // column 3's pivot, before the earlier columns subtract
       // Columns 0-2 subtract from it, so a negative or zero start stays not positive.
       for (int64_t l = 0; l < 3; ++l) panel[l * 9 + 3] = 0;
+      std::vector<double> copy = panel;
       CHECK(kernels(isa).factor_panel(panel.data(), 5, 9) == 3);
+      CHECK(kernels(isa).factor_blocked(copy.data(), 5, 9) == 3);
+      // In the second block of 16 columns, after the first block's tiles updated it.
+      std::vector<double> wide = random_panel(40, 6, rng);
+      wide[21 * 46 + 21] = bad;
+      for (int64_t l = 0; l < 21; ++l) wide[l * 46 + 21] = 0;
+      CHECK(kernels(isa).factor_blocked(wide.data(), 40, 46) == 21);
     }
   }
 }
