@@ -7,6 +7,7 @@
 #include <chrono>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "lsjit/ir/error.h"
@@ -156,9 +157,10 @@ BlockSymbolic block_symbolic(const BlockGraph& g, const BlockPattern& p,
   return s;
 }
 
-// perm followed by a postorder of its elimination tree (children in increasing order).
-std::vector<int> postordered(const std::vector<int>& perm, const std::vector<int>& parent) {
-  const int nb = static_cast<int>(perm.size());
+// A postorder of an elimination tree (children in increasing order): order[k] is the
+// position, in the tree's numbering, of the k-th block of the postorder.
+std::vector<int> postorder(const std::vector<int>& parent) {
+  const int nb = static_cast<int>(parent.size());
   std::vector<int> first_child(nb, -1), next_sibling(nb, -1), order, stack;
   order.reserve(nb);
   for (int j = nb - 1; j >= 0; --j)
@@ -181,9 +183,33 @@ std::vector<int> postordered(const std::vector<int>& perm, const std::vector<int
       }
     }
   }
-  std::vector<int> result(nb);
-  for (int k = 0; k < nb; ++k) result[k] = perm[order[k]];
-  return result;
+  return order;
+}
+
+// The symbolic factorization of the same matrix in another order that has the same
+// elimination tree (a postorder of it): the structures renumbered and re-sorted, the
+// counts unchanged. Cheaper than block_symbolic's merges (sphere2500: about half).
+BlockSymbolic renumbered(BlockSymbolic s, const std::vector<int>& order) {
+  const int nb = static_cast<int>(order.size());
+  std::vector<int> new_of_old(nb);
+  for (int k = 0; k < nb; ++k) new_of_old[order[k]] = k;
+  BlockSymbolic r;
+  r.nonzeros = s.nonzeros;
+  r.flops = s.flops;
+  r.parent.resize(nb);
+  r.structure_begin.resize(nb + 1);
+  r.structure.resize(s.structure.size());
+  r.structure_begin[0] = 0;
+  for (int k = 0; k < nb; ++k) {
+    const int j = order[k];
+    r.parent[k] = s.parent[j] < 0 ? -1 : new_of_old[s.parent[j]];
+    const int64_t begin = r.structure_begin[k], count = s.structure_begin[j + 1] - s.structure_begin[j];
+    for (int64_t e = 0; e < count; ++e)
+      r.structure[begin + e] = new_of_old[s.structure[s.structure_begin[j] + e]];
+    std::sort(r.structure.begin() + begin, r.structure.begin() + begin + count);
+    r.structure_begin[k + 1] = begin + count;
+  }
+  return r;
 }
 
 // Supernode boundaries (in postordered blocks): fundamental supernodes, then relaxed
@@ -246,31 +272,42 @@ std::vector<int> supernode_boundaries(const BlockSymbolic& s, const BlockPattern
   return boundaries;
 }
 
-// Fills the panels' layout and the map of A's blocks into them.
+// Fills the panels' layout and the map of A's blocks into them. Works on blocks, not
+// scalar rows: a panel's rows are whole blocks (its own, then those below, increasing), so
+// a block's panel row is found among a few dozen blocks, and a run of the update's rows
+// advances by block sizes (M3500: 1.2 ms in a scalar-row version, with binary searches of
+// every block's first row among a panel's rows).
 void lay_out(SupernodalAnalysis& a, const BlockSymbolic& s, const BlockPattern& p,
              const std::vector<int>& boundaries) {
   const int nb = p.num_blocks(), ns = static_cast<int>(boundaries.size()) - 1;
+  auto size_of = [&](int block) -> int64_t { return p.block_size(a.block_perm[block]); };
+  // Each supernode's row blocks: its own [first, last), then L's structure below its last
+  // block column (which holds the structure of all its columns).
+  std::vector<int64_t> blocks_begin(ns + 1, 0);
+  std::vector<int> blocks;
+  blocks.reserve(static_cast<size_t>(nb) + s.structure.size());
+  int64_t total_rows = 0;
+  for (int sn = 0; sn < ns; ++sn) {
+    const int first = boundaries[sn], last = boundaries[sn + 1];
+    for (int j = first; j < last; ++j) blocks.push_back(j);
+    blocks.insert(blocks.end(), s.structure.begin() + s.structure_begin[last - 1],
+                  s.structure.begin() + s.structure_begin[last]);
+    blocks_begin[sn + 1] = static_cast<int64_t>(blocks.size());
+    for (int64_t e = blocks_begin[sn]; e < blocks_begin[sn + 1]; ++e) total_rows += size_of(blocks[e]);
+  }
+
   a.supernode_of_block.resize(nb);
   a.column_begin.assign(1, 0);
   a.row_begin.assign(1, 0);
   a.panel_offset.assign(1, 0);
-  std::vector<int64_t> below_blocks_begin{0};
-  std::vector<int> below_blocks;
+  a.row_index.reserve(total_rows);
   for (int sn = 0; sn < ns; ++sn) {
     const int first = boundaries[sn], last = boundaries[sn + 1];
-    for (int j = first; j < last; ++j) {
-      a.supernode_of_block[j] = sn;
-      for (int b = 0; b < p.block_size(a.block_perm[j]); ++b)
-        a.row_index.push_back(a.permuted_offset[j] + b);
-    }
+    for (int j = first; j < last; ++j) a.supernode_of_block[j] = sn;
+    for (int64_t e = blocks_begin[sn]; e < blocks_begin[sn + 1]; ++e)
+      for (int64_t r = a.permuted_offset[blocks[e]], end = r + size_of(blocks[e]); r < end; ++r)
+        a.row_index.push_back(r);
     const int64_t columns = a.permuted_offset[last] - a.permuted_offset[first];
-    for (int64_t e = s.structure_begin[last - 1]; e < s.structure_begin[last]; ++e) {
-      const int i = s.structure[e];
-      below_blocks.push_back(i);
-      for (int b = 0; b < p.block_size(a.block_perm[i]); ++b)
-        a.row_index.push_back(a.permuted_offset[i] + b);
-    }
-    below_blocks_begin.push_back(static_cast<int64_t>(below_blocks.size()));
     const int64_t rows = static_cast<int64_t>(a.row_index.size()) - a.row_begin.back();
     a.column_begin.push_back(a.permuted_offset[last]);
     a.row_begin.push_back(static_cast<int64_t>(a.row_index.size()));
@@ -279,14 +316,20 @@ void lay_out(SupernodalAnalysis& a, const BlockSymbolic& s, const BlockPattern& 
     a.max_rows = std::max(a.max_rows, rows);
     a.max_below_rows = std::max(a.max_below_rows, rows - columns);
   }
-
-  // Panel row of each permuted scalar row in supernode t (its row_index is increasing).
-  auto panel_row = [&](int t, int64_t row) {
-    const auto first = a.row_index.begin() + a.row_begin[t];
-    return static_cast<int32_t>(
-        std::lower_bound(first, a.row_index.begin() + a.row_begin[t + 1], row) - first);
-  };
   auto leading = [&](int t) { return a.row_begin[t + 1] - a.row_begin[t]; };
+
+  // The panel row of a block in supernode t's rows (it must be one of them): its own
+  // columns by offset, a block below by a search among t's blocks below.
+  auto panel_row = [&](int t, int block) -> int32_t {
+    if (a.supernode_of_block[block] == t)
+      return static_cast<int32_t>(a.permuted_offset[block] - a.column_begin[t]);
+    const int own = boundaries[t + 1] - boundaries[t];
+    const auto first = blocks.begin() + blocks_begin[t] + own, end = blocks.begin() + blocks_begin[t + 1];
+    const auto it = std::lower_bound(first, end, block);
+    int64_t row = a.column_begin[t + 1] - a.column_begin[t];
+    for (auto b = first; b != it; ++b) row += size_of(*b);
+    return static_cast<int32_t>(row);
+  };
 
   // A's blocks: (i, j) stored with i <= j; the one eliminated first is L's column.
   a.block_target.resize(p.num_stored_blocks());
@@ -297,47 +340,63 @@ void lay_out(SupernodalAnalysis& a, const BlockSymbolic& s, const BlockPattern& 
       const int t = a.supernode_of_block[column_block];
       const int64_t ld = leading(t);
       const int64_t column = a.permuted_offset[column_block] - a.column_begin[t];
-      const int64_t row = panel_row(t, a.permuted_offset[row_block]);
+      const int64_t row = panel_row(t, row_block);
       const auto placement = pi == pj  ? SupernodalAnalysis::Placement::Diagonal
                              : pi < pj ? SupernodalAnalysis::Placement::Direct
                                        : SupernodalAnalysis::Placement::Transposed;
       a.block_target[k] = {a.panel_offset[t] + column * ld + row, ld, placement};
     }
 
-  // The updates: supernode sn's below rows, grouped by the ancestor owning them.
+  // The updates: supernode sn's blocks below, grouped by the ancestor t owning them. The
+  // update of t covers the workspace rows from t's first block down; each of those blocks
+  // lands on t's panel row for it, found by walking t's blocks below alongside (both
+  // lists increase, and sn's blocks below t's columns are among t's).
   a.update_begin.assign(1, 0);
   for (int sn = 0; sn < ns; ++sn) {
-    const int64_t columns = a.column_begin[sn + 1] - a.column_begin[sn];
-    const int64_t* below = a.row_index.data() + a.row_begin[sn] + columns;
-    const int64_t m = leading(sn) - columns;
-    int64_t w = 0;
-    while (w < m) {
-      const int t = a.supernode_of_block[std::upper_bound(a.permuted_offset.begin(),
-                                                         a.permuted_offset.end(), below[w]) -
-                                         a.permuted_offset.begin() - 1];
-      int64_t last = w;
-      while (last < m && below[last] < a.column_begin[t + 1]) ++last;
-      SupernodalAnalysis::Update u{t, static_cast<int32_t>(w), static_cast<int32_t>(last),
+    const int own = boundaries[sn + 1] - boundaries[sn];
+    const int64_t below_begin = blocks_begin[sn] + own, below_end = blocks_begin[sn + 1];
+    int64_t source = 0;  // workspace row of block e
+    for (int64_t e = below_begin; e < below_end;) {
+      const int t = a.supernode_of_block[blocks[e]];
+      SupernodalAnalysis::Update u{t, static_cast<int32_t>(source), 0,
                                    static_cast<int64_t>(a.runs.size()), 0};
+      int64_t group_end = e, last = source;
+      while (group_end < below_end && a.supernode_of_block[blocks[group_end]] == t)
+        last += size_of(blocks[group_end++]);
+      u.last = static_cast<int32_t>(last);
       // Runs of rows contiguous in both the workspace and t's panel, block by block.
-      for (int64_t e = below_blocks_begin[sn]; e < below_blocks_begin[sn + 1]; ++e) {
-        const int block = below_blocks[e];
-        const int64_t source = std::lower_bound(below, below + m, a.permuted_offset[block]) - below;
-        if (source < w) continue;
-        const int32_t target = panel_row(t, a.permuted_offset[block]);
-        const int32_t length = p.block_size(a.block_perm[block]);
+      const int t_own = boundaries[t + 1] - boundaries[t];
+      int64_t walk = blocks_begin[t] + t_own;  // t's blocks below
+      int64_t walk_row = a.column_begin[t + 1] - a.column_begin[t];
+      int64_t row = source;
+      for (int64_t f = e; f < below_end; ++f) {
+        const int block = blocks[f];
+        const int64_t length = size_of(block);
+        int32_t target;
+        if (f < group_end) {
+          target = static_cast<int32_t>(a.permuted_offset[block] - a.column_begin[t]);
+        } else {
+          while (walk < blocks_begin[t + 1] && blocks[walk] != block) walk_row += size_of(blocks[walk++]);
+          if (walk == blocks_begin[t + 1])
+            throw std::logic_error("supernodal analysis: a block below supernode " +
+                                   std::to_string(sn) + " is not among its ancestor's rows");
+          target = static_cast<int32_t>(walk_row);
+        }
         if (u.run_begin < static_cast<int64_t>(a.runs.size())) {
           auto& run = a.runs.back();
-          if (run.source_row + run.length == source && run.target_row + run.length == target) {
-            run.length += length;
+          if (run.source_row + run.length == row && run.target_row + run.length == target) {
+            run.length += static_cast<int32_t>(length);
+            row += length;
             continue;
           }
         }
-        a.runs.push_back({static_cast<int32_t>(source), target, length});
+        a.runs.push_back({static_cast<int32_t>(row), target, static_cast<int32_t>(length)});
+        row += length;
       }
       u.run_end = static_cast<int64_t>(a.runs.size());
       a.updates.push_back(u);
-      w = last;
+      source = last;
+      e = group_end;
     }
     a.update_begin.push_back(static_cast<int64_t>(a.updates.size()));
   }
@@ -407,8 +466,13 @@ SupernodalAnalysis analyze_supernodal(const BlockPattern& p, SupernodalOrdering 
       }
     }
   }
-  perm = postordered(perm, symbolic->parent);
-  const BlockSymbolic s = block_symbolic(g, p, perm);
+  const std::vector<int> order = postorder(symbolic->parent);
+  {
+    std::vector<int> post(nb);
+    for (int k = 0; k < nb; ++k) post[k] = perm[order[k]];
+    perm = std::move(post);
+  }
+  const BlockSymbolic s = renumbered(std::move(*symbolic), order);
   a.factor_nonzeros = s.nonzeros;
   a.factorization_flops = s.flops;
   clock.charge(a.seconds.symbolic);
