@@ -56,7 +56,7 @@ class Tier0Kernel {
   void operator()(const KernelArgs& args) const;
 
   uint32_t registers() const { return registers_; }  // columns of scratch a call uses
-  size_t steps() const { return steps_.size(); }
+  size_t steps() const { return instrs_.size(); }
 
   // One instruction: dst ← op(a, b, c) on every instance of the block. Kinds other than
   // Op are loads of an input (a: variable slot or data, b: component or offset), and Store,
@@ -72,8 +72,28 @@ class Tier0Kernel {
     MathVariant variant;      // MathCall: lanes == 0 is libm per instance
     uint8_t arity = 0;        // MathCall: 1 or 2
   };
+
+  // What a call runs: each step lowered to its handler (the op's loop for this CPU's
+  // instruction set, or a load, constant, math call or store) and its operands, 24 bytes
+  // (se3_between's normal equations: 1648 steps, 40 KiB, read once per block of kBlock
+  // instances). Constants, math calls and Powi's exponent live in the operands or in the
+  // side tables the handler reads (constants_ by a, calls_ by c).
+  struct Instr;
+  struct Frame;
+  using Handler = void (*)(const Instr&, const Frame&);
+  struct Instr {
+    Handler run;
+    uint32_t dst, a, b, c;
+  };
+  struct Call {
+    void* function;       // libmvec variant or libm function
+    MathVariant variant;  // lanes == 0 is libm per instance
+    uint8_t arity;        // 1 or 2
+  };
  private:
-  std::vector<Step> steps_;
+  std::vector<Instr> instrs_;
+  std::vector<double> constants_;
+  std::vector<Call> calls_;
   KernelLayout layout_;
   uint32_t registers_ = 0;
   uint32_t num_vars_ = 0;
