@@ -7,6 +7,10 @@
 //   lsjit_bench_linear [--repeats N] [--small]
 //   lsjit_bench_linear --factor [--repeats N] [--threads N] [--only NAME]
 //     (--threads: LinearSolverOptions::num_threads; --only: the matrices whose name has NAME)
+//   lsjit_bench_linear --panels [--repeats N]
+// --panels times one supernode panel's factorization (supernodal_kernels.h, the host's
+// instruction set) against OpenBLAS' dpotrf + dtrsm on the same random panels, which is
+// what factor_panel chooses between by size; medians over N (at least 41) calls.
 // --factor compares the sparse Cholesky factorizations alone (docs/benchmarks.md): the
 // supernodal Cholesky with each ordering against CHOLMOD (when lsjit was built with
 // LSJIT_WITH_CHOLMOD) on the same block-AMD ordering, on sphere2500 and M3500 (the edge
@@ -29,6 +33,7 @@
 #include "lsjit/runtime/linear/linear_solver.h"
 #include "lsjit/runtime/linear/schur_solver.h"
 #include "lsjit/runtime/linear/supernodal_cholesky.h"
+#include "lsjit/runtime/linear/supernodal_kernels.h"
 #include "lsjit/runtime/io/g2o.h"
 #include <cstdlib>
 #include <filesystem>
@@ -303,20 +308,75 @@ void run_factor(const Structure& s, int repeats, int threads, std::mt19937_64& r
 
 }  // namespace
 
+// OpenBLAS, as runtime/linear/supernodal_kernels.cpp links it.
+extern "C" {
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info);
+void dtrsm_(const char* side, const char* uplo, const char* trans, const char* diag, const int* m,
+            const int* n, const double* alpha, const double* a, const int* lda, double* b,
+            const int* ldb);
+}
+
+namespace {
+
+void run_panels(int repeats) {
+  using namespace lsjit::linear::supernodal;
+  init_blas();
+  const int64_t shapes[][2] = {{24, 100}, {48, 198}, {162, 162}, {100, 300},
+                               {300, 1500}, {500, 2000}, {800, 2400}};
+  std::printf("| columns x rows | OpenBLAS potrf + trsm µs | ours µs | ours / OpenBLAS |\n");
+  std::printf("| --- | ---: | ---: | ---: |\n");
+  std::mt19937_64 rng(3);
+  for (const auto& [n, ld] : shapes) {
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<double> original(n * ld + kProductRowPad), a;
+    for (double& v : original) v = u(rng);
+    for (int64_t c = 0; c < n; ++c) original[c * ld + c] = 3.0 * static_cast<double>(n);
+    // Each call on a fresh copy; the copy alone is timed and subtracted.
+    auto time = [&](auto&& factor) {
+      std::vector<double> t;
+      for (int r = 0; r < std::max(repeats, 41); ++r) {
+        const auto start = Clock::now();
+        a = original;
+        factor();
+        t.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+      }
+      return median(t);
+    };
+    const int n32 = static_cast<int>(n), ld32 = static_cast<int>(ld), m32 = static_cast<int>(ld - n);
+    const double copy = time([] {});
+    const double blas = time([&] {
+      int info = 0;
+      const double one = 1;
+      dpotrf_("L", &n32, a.data(), &ld32, &info);
+      if (m32 > 0) dtrsm_("R", "L", "T", "N", &m32, &n32, &one, a.data(), &ld32, a.data() + n, &ld32);
+    }) - copy;
+    const double ours = time([&] { host_kernels<double>().factor_blocked(a.data(), n, ld); }) - copy;
+    std::printf("| %lld x %lld | %.1f | %.1f | %.2f |\n", static_cast<long long>(n),
+                static_cast<long long>(ld), 1e6 * blas, 1e6 * ours, ours / blas);
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   int repeats = 5, threads = 1;
-  bool small = false, factor = false;
+  bool small = false, factor = false, panels = false;
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
     if (arg == "--repeats" && a + 1 < argc) repeats = std::max(1, std::stoi(argv[++a]));
     else if (arg == "--small") small = true;
     else if (arg == "--factor") factor = true;
+    else if (arg == "--panels") panels = true;
     else if (arg == "--threads" && a + 1 < argc) threads = std::max(0, std::stoi(argv[++a]));
     else if (arg == "--only" && a + 1 < argc) only_matrices = argv[++a];
     else {
-      std::fprintf(stderr, "usage: lsjit_bench_linear [--repeats N] [--small] [--factor [--threads N] [--only NAME]]\n");
+      std::fprintf(stderr, "usage: lsjit_bench_linear [--repeats N] [--small] [--factor [--threads N] [--only NAME]] [--panels]\n");
       return 2;
     }
+  }
+  if (panels) {
+    run_panels(repeats);
+    return 0;
   }
   std::mt19937_64 rng(42);
   if (factor) {
