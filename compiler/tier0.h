@@ -41,7 +41,11 @@ namespace lsjit::compiler {
 
 class Tier0Kernel {
  public:
-  static constexpr uint32_t kBlock = 64;  // instances per step; a multiple of every variant's lanes
+  // Instances per step; a multiple of every variant's lanes, and a divisor of the
+  // Evaluator's chunks (256). 128 since one indirect call dispatches a step: the normal
+  // equations of se3 and snavely ran 1.3-1.4x faster than at 64, 32 was slower than 64
+  // (docs/benchmarks.md, "Tier 0 against compiled kernels").
+  static constexpr uint32_t kBlock = 128;
 
   // `mode_graph`: graph_for_mode's result; `layout`: make_layout(mode_graph.signature, mode);
   // `options`: those the compiled kernel of the same key uses (its width is resolved as
