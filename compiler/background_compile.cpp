@@ -81,14 +81,13 @@ void registry_start() {
 class CompileWorkers {
  public:
   static constexpr unsigned kWorkers = 2;
-  static constexpr int kNice = 19;
 
-  // Runs `job` on a worker. Throws std::system_error if no worker can be started (then
-  // nothing of `job` runs).
-  void submit(std::function<void()> job) {
+  // Runs `job` on a worker, at Linux's `nice` (per thread). Throws std::system_error if no
+  // worker can be started (then nothing of `job` runs).
+  void submit(std::function<void()> job, int nice) {
     std::unique_lock lock(mutex_);
     while (threads_.size() < kWorkers) threads_.emplace_back([this] { work(); });
-    jobs_.push_back(std::move(job));
+    jobs_.push_back({std::move(job), nice});
     lock.unlock();
     ready_.notify_one();
   }
@@ -110,14 +109,8 @@ class CompileWorkers {
 
  private:
   void work() {
-    // The lowest priority (Linux's nice applies per thread): a compile is background work,
-    // and the thread that solves meanwhile, in tier 0, should not lose its core to it.
-    // Measured (cold, 2 cores, medians of 5, twice): sphere2500 167-184 ms at nice 0 and
-    // 123-127 ms at 19; parking-garage 96-101 and 54-55 ms. Where every core is busy the
-    // compile waits, and the kernel stays in tier 0, which computes the same bits.
-    ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kNice);
     for (;;) {
-      std::function<void()> job;
+      Job job;
       {
         std::unique_lock lock(mutex_);
         ready_.wait(lock, [&] { return !jobs_.empty() || stopping_; });
@@ -125,13 +118,18 @@ class CompileWorkers {
         job = std::move(jobs_.front());
         jobs_.pop_front();
       }
-      job();
+      ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), job.nice);
+      job.run();
     }
   }
 
+  struct Job {
+    std::function<void()> run;
+    int nice = 19;
+  };
   std::mutex mutex_;
   std::condition_variable ready_;
-  std::deque<std::function<void()>> jobs_;
+  std::deque<Job> jobs_;
   std::vector<std::thread> threads_;
   bool stopping_ = false;
 };
@@ -140,6 +138,17 @@ CompileWorkers& compile_workers() {
   static CompileWorkers* w = new CompileWorkers;  // never destroyed: used from exit handlers
   return *w;
 }
+
+// A compile is background work: the thread that solves meanwhile, in tier 0, should not
+// lose its core to it (Linux's nice applies per thread). Measured (cold, 2 cores, medians
+// of 5, twice): sphere2500 167-184 ms with compiles at nice 0 and 123-127 ms at 19;
+// parking-garage 96-101 and 54-55 ms. Among compiles, the kernels a solve calls every
+// iteration (the normal equations; the Jacobian's) come first: at equal niceness the
+// residual kernel, which Levenberg-Marquardt rarely calls, took half of the spare core
+// while the normal equations ran in tier 0 (Ladybug-49 cold: snavely's normal equations
+// compiled in 110-120 ms instead of 39 alone, after 944-1338 tier-0 calls). CFS weights:
+// nice 10 is about a tenth of the solving thread's nice 0, nice 19 a seventh of nice 10.
+int compile_nice(KernelMode mode) { return mode == KernelMode::Residual ? 19 : 10; }
 
 void registry_finish() {
   Registry& r = registry();
@@ -189,7 +198,7 @@ void KernelCache::start_in_tier0(const std::shared_ptr<Kernel>& kernel, const ir
   try {
     compile_workers().submit([this, kernel, graph, mode, options, times = t] {
       compile_in_background(kernel, graph, mode, options, times);
-    });
+    }, compile_nice(mode));
   } catch (const std::exception& ex) {  // no thread: the kernel stays in tier 0
     {
       std::lock_guard lock(background_mutex_);
