@@ -98,6 +98,28 @@ template <class T, int V>
   }
 }
 
+// One register tile's sums over the columns [l0, l1) of x (leading dimension ld): rows
+// [r0, r0 + V * RowVectors) of each column as vectors, times its entries c0 .. c0 + Columns
+// - 1 broadcast. The loops are unrolled in full, so that the sums stay registers: rolled,
+// GCC kept them in a stack array, a load and a store around every FMA (intel's
+// factorization: 19% of it in this loop).
+template <class T, int V, int RowVectors, int Columns, class Vec>
+[[gnu::always_inline]] inline void tile_sums(const T* x, int64_t l0, int64_t l1, int64_t ld,
+                                             int64_t r0, int64_t c0, Vec (&sum)[Columns][RowVectors]) {
+  for (int64_t l = l0; l < l1; ++l) {
+    const T* column = x + l * ld;
+    Vec rows[RowVectors];
+#pragma GCC unroll 8
+    for (int j = 0; j < RowVectors; ++j) __builtin_memcpy(&rows[j], column + r0 + j * V, sizeof(Vec));
+#pragma GCC unroll 16
+    for (int c = 0; c < Columns; ++c) {
+      const T f = column[c0 + c];
+#pragma GCC unroll 8
+      for (int j = 0; j < RowVectors; ++j) sum[c][j] += rows[j] * f;
+    }
+  }
+}
+
 // C's tiles of kRows = V * RowVectors rows by Columns columns, for the columns [c0, c0 +
 // Columns): each tile's sums stay in registers over X's n columns (X's rows are vectors,
 // the tile's columns X's entries broadcast), tiles wholly above the diagonal are skipped.
@@ -109,22 +131,8 @@ template <class T, int V, int RowVectors, int Columns>
   constexpr int64_t kRows = int64_t{V} * RowVectors;
   static_assert(kProductRowPad % kRows == 0);
   for (int64_t r0 = c0 - c0 % kRows; r0 < m; r0 += kRows) {
-    // The tile's loops unrolled in full, so that the sums are registers: rolled, GCC kept
-    // them in a stack array, a load and a store around every FMA (intel's factorization:
-    // 19% of it in this loop).
     Vec sum[Columns][RowVectors] = {};
-    for (int64_t l = 0; l < n; ++l) {
-      const T* column = x + l * ld;
-      Vec rows[RowVectors];
-#pragma GCC unroll 8
-      for (int j = 0; j < RowVectors; ++j) __builtin_memcpy(&rows[j], column + r0 + j * V, sizeof(Vec));
-#pragma GCC unroll 16
-      for (int c = 0; c < Columns; ++c) {
-        const T f = column[c0 + c];
-#pragma GCC unroll 8
-        for (int j = 0; j < RowVectors; ++j) sum[c][j] += rows[j] * f;
-      }
-    }
+    tile_sums<T, V, RowVectors, Columns>(x, 0, n, ld, r0, c0, sum);
 #pragma GCC unroll 16
     for (int c = 0; c < Columns; ++c)
 #pragma GCC unroll 8
@@ -148,18 +156,7 @@ template <class T, int V, int RowVectors, int Columns>
   const int64_t columns = std::min<int64_t>(Columns, n - c0);
   for (int64_t r0 = c0; r0 < ld; r0 += kRows) {
     Vec sum[Columns][RowVectors] = {};
-    for (int64_t l = k; l < k + b; ++l) {
-      const T* column = a + l * ld;
-      Vec rows[RowVectors];
-#pragma GCC unroll 8
-      for (int j = 0; j < RowVectors; ++j) __builtin_memcpy(&rows[j], column + r0 + j * V, sizeof(Vec));
-#pragma GCC unroll 16
-      for (int c = 0; c < Columns; ++c) {
-        const T f = column[c0 + c];
-#pragma GCC unroll 8
-        for (int j = 0; j < RowVectors; ++j) sum[c][j] += rows[j] * f;
-      }
-    }
+    tile_sums<T, V, RowVectors, Columns>(a, k, k + b, ld, r0, c0, sum);
     if (columns == Columns && r0 + kRows <= ld) {
 #pragma GCC unroll 16
       for (int c = 0; c < Columns; ++c)
