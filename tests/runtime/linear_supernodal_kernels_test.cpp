@@ -36,6 +36,19 @@ std::vector<double> random_panel(int64_t n, int64_t m, std::mt19937_64& rng) {
   return panel;
 }
 
+// The factor in the first n columns of `panel` (leading dimension ld) times its
+// transpose reproduces `original` in those columns' rows [c, rows), to a relative tolerance.
+template <class T>
+void check_factor(const std::vector<T>& panel, const std::vector<double>& original, int64_t n,
+                  int64_t rows, int64_t ld, double tolerance) {
+  for (int64_t c = 0; c < n; ++c)
+    for (int64_t r = c; r < rows; ++r) {
+      double sum = 0;
+      for (int64_t l = 0; l <= c; ++l) sum += double(panel[l * ld + r]) * panel[l * ld + c];
+      CHECK(sum == doctest::Approx(original[c * ld + r]).epsilon(tolerance));
+    }
+}
+
 }  // namespace
 
 // The kernels of scalar type T against plain loops in double, to a relative tolerance
@@ -57,12 +70,7 @@ void check_kernels(double tolerance) {
 
         // factor: L11 L11ᵀ reproduces the diagonal block's lower triangle.
         REQUIRE(k.factor(panel.data(), n, ld) == -1);
-        for (int64_t c = 0; c < n; ++c)
-          for (int64_t r = c; r < n; ++r) {
-            double sum = 0;
-            for (int64_t l = 0; l <= c; ++l) sum += panel[l * ld + r] * panel[l * ld + c];
-            CHECK(sum == doctest::Approx(original[c * ld + r]).epsilon(tolerance));
-          }
+        check_factor(panel, original, n, n, ld, tolerance);
 
         // solve: B L11ᵀ reproduces the block below.
         k.solve(panel.data(), n, m, ld);
@@ -129,12 +137,7 @@ void check_blocked(double tolerance) {
         const std::vector<double> original = random_panel(n, m, rng);
         std::vector<T> panel(original.begin(), original.end());
         REQUIRE(kernels<T>(isa).factor_blocked(panel.data(), n, ld) == -1);
-        for (int64_t c = 0; c < n; ++c)
-          for (int64_t r = c; r < ld; ++r) {
-            double sum = 0;
-            for (int64_t l = 0; l <= c; ++l) sum += double(panel[l * ld + r]) * panel[l * ld + c];
-            CHECK(sum == doctest::Approx(original[c * ld + r]).epsilon(tolerance));
-          }
+        check_factor(panel, original, n, ld, ld, tolerance);
         // Nothing written past the panel.
         for (int64_t k = ld * n; k < ld * n + kProductRowPad; ++k) CHECK(std::isnan(panel[k]));
       }
