@@ -121,10 +121,10 @@ void* libm_function(std::string_view name) {
 }
 
 // ---------------------------------------------------------------------------------------
-// The op steps: one loop over the block each. Compiled three times (AVX-512, AVX2 + FMA,
-// baseline), the best the CPU runs chosen at load; every variant computes the same bits
-// (each line is one IEEE operation, and std::fma is fused in all three: an instruction or
-// glibc's correctly rounded fma).
+// The op steps: one loop over the block each. Compiled three times (x86-64-v4, v3 and
+// baseline), the best the CPU runs chosen when a kernel is built; every variant computes
+// the same bits (each line is one IEEE operation, and std::fma is fused in all three: an
+// instruction or glibc's correctly rounded fma).
 
 // pow(x, n) for |n| <= 16 as codegen's lower_powi: the same products in the same order.
 inline double powi(double x, int32_t n) {
@@ -143,7 +143,6 @@ inline double powi(double x, int32_t n) {
   return n < 0 ? 1.0 / result : result;
 }
 
-
 // Each op's loop over the block, one function per op and instruction set: a step is one
 // indirect call to its handler (before, a switch on the step's kind, a call of a
 // target_clones resolver's choice and a switch on the op: about 30% of se3_between's
@@ -161,7 +160,8 @@ inline double powi(double x, int32_t n) {
     LSJIT_T0_REGS;                                                                 \
     for (uint32_t l = 0; l < B; ++l) out[l] = (EXPR);                              \
   }
-// Powi's exponent is the step's c (it has one argument).
+// Powi's exponent is the step's c (it has one argument). Min and max are llvm.minnum /
+// maxnum as x86 lowers them: minpd(b, a) (b if b < a, else a), and b where a is NaN.
 #define LSJIT_T0_OPS(SUFFIX, TARGET)                                                             \
   LSJIT_T0_OP(SUFFIX, TARGET, add, a[l] + b[l])                                                \
   LSJIT_T0_OP(SUFFIX, TARGET, sub, a[l] - b[l])                                                \
