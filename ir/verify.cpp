@@ -101,7 +101,8 @@ class Verifier {
       fail("op table", "node " + node_ref(i), "an op of the op table",
            "op #" + std::to_string(op_index));
     const OpInfo& oi = info(n.op);
-    const std::string at = "node " + node_ref(i) + " (" + std::string(oi.name) + ")";
+    // Messages are built only on failure: this runs on every node of every pass's output.
+    const auto at = [&] { return "node " + node_ref(i) + " (" + std::string(oi.name) + ")"; };
     const bool leaf = n.op == Op::Const || n.op == Op::Input;
 
     // Arity, and that unused argument slots are empty.
@@ -110,42 +111,42 @@ class Verifier {
     if (!args_ok) {
       std::string found = std::to_string(n.num_args) + " argument(s), args =";
       for (NodeId a : n.args) found += " " + (a == kNoNode ? std::string("none") : node_ref(a));
-      fail(leaf ? "leaves" : "arity", at,
+      fail(leaf ? "leaves" : "arity", at(),
            leaf ? std::string("no arguments")
                 : std::to_string(oi.arity) + " argument(s) and no others",
            found);
     }
     for (int k = 0; k < oi.arity; ++k) {
       const NodeId a = n.args[k];
-      const std::string which = "argument " + std::to_string(k + 1);
+      const auto which = [&] { return "argument " + std::to_string(k + 1); };
       if (a >= i)
-        fail("topological order", at, which + " to be a node before " + node_ref(i),
+        fail("topological order", at(), which() + " to be a node before " + node_ref(i),
              a == kNoNode ? std::string("no node") : node_ref(a));
       if (g_.nodes[a].type != oi.args[k])
-        fail("argument types", at, which + " of type " + std::string(type_name(oi.args[k])),
+        fail("argument types", at(), which() + " of type " + std::string(type_name(oi.args[k])),
              node_ref(a) + " of type " + type_label(g_.nodes[a].type));
     }
 
     // Result type.
     if (n.op == Op::Const) {
       if (n.type != Type::F64 && n.type != Type::Bool)
-        fail("result type", at, "type f64 or bool", "type " + type_label(n.type));
+        fail("result type", at(), "type f64 or bool", "type " + type_label(n.type));
       if (n.type == Type::Bool && n.value != 0.0 && n.value != 1.0)
-        fail("result type", at, "a bool constant of value 0 or 1",
+        fail("result type", at(), "a bool constant of value 0 or 1",
              "value " + std::to_string(n.value));
     } else if (n.type != oi.result) {
-      fail("result type", at, "type " + std::string(type_name(oi.result)),
+      fail("result type", at(), "type " + std::string(type_name(oi.result)),
            "type " + type_label(n.type));
     }
 
     if (n.op != Op::Powi && n.int_attr != 0)
-      fail("int attribute", at, "int_attr 0 (only powi has an integer attribute)",
+      fail("int attribute", at(), "int_attr 0 (only powi has an integer attribute)",
            "int_attr " + std::to_string(n.int_attr));
     if (n.op != Op::Const && std::bit_cast<uint64_t>(n.value) != 0)
-      fail("unused fields", at, "value +0 (only a const has a value)",
+      fail("unused fields", at(), "value +0 (only a const has a value)",
            "value " + std::to_string(n.value));
     if (n.op != Op::Input && !(n.input == InputRef{}))
-      fail("unused fields", at, "the default input reference (only an input has one)",
+      fail("unused fields", at(), "the default input reference (only an input has one)",
            "kind #" + std::to_string(static_cast<int>(n.input.kind)) + " slot " +
                std::to_string(n.input.slot) + " component " +
                std::to_string(n.input.component));
@@ -153,11 +154,16 @@ class Verifier {
     if (n.op == Op::Input) input(at, n.input);
   }
 
-  void input(const std::string& at, const InputRef& in) {
-    const auto component = [&](std::string_view kind, uint32_t bound, const std::string& why) {
+  // `at` returns the node's label for a message.
+  template <class At>
+  void input(const At& at, const InputRef& in) {
+    // `what` and `name` make the bound's explanation: "ambient dimension of " + a name.
+    const auto component = [&](std::string_view kind, uint32_t bound, std::string_view what,
+                               const std::string& name) {
       if (in.component >= bound)
-        fail("input range", at,
-             std::string(kind) + " component below " + std::to_string(bound) + " (" + why + ")",
+        fail("input range", at(),
+             std::string(kind) + " component below " + std::to_string(bound) + " (" +
+                 std::string(what) + name + ")",
              "component " + std::to_string(in.component));
     };
     switch (in.kind) {
@@ -166,17 +172,17 @@ class Verifier {
         const bool is_var = in.kind == InputKind::Var;
         const char* kind = is_var ? "var" : "tangent";
         if (in.slot >= sig_.vars.size())
-          fail("input range", at,
+          fail("input range", at(),
                std::string(kind) + " slot below " + std::to_string(sig_.vars.size()) +
                    " (the number of variables)",
                "slot " + std::to_string(in.slot));
         const VarSlot& v = sig_.vars[in.slot];
         if (is_var)
-          component(kind, v.ambient, "ambient dimension of " + v.name);
+          component(kind, v.ambient, "ambient dimension of ", v.name);
         else
-          component(kind, v.tangent, "tangent dimension of " + v.name);
+          component(kind, v.tangent, "tangent dimension of ", v.name);
         if (!is_var && !stage_allows_tangent_inputs(t_.stage))
-          fail("stage rules", at,
+          fail("stage rules", at(),
                "no tangent input at stage " + std::string(stage_name(t_.stage)) +
                    " (only traced has them)",
                "input tangent " + v.name + "[" + std::to_string(in.component) + "]");
@@ -184,58 +190,59 @@ class Verifier {
       }
       case InputKind::Data: {
         if (in.slot >= sig_.data.size())
-          fail("input range", at,
+          fail("input range", at(),
                "data slot below " + std::to_string(sig_.data.size()) +
                    " (the number of data slots)",
                "slot " + std::to_string(in.slot));
         const DataSlot& d = sig_.data[in.slot];
-        component("data", d.size(), "rows*cols of " + d.name);
+        component("data", d.size(), "rows*cols of ", d.name);
         return;
       }
     }
-    fail("input range", at, "an input kind var, data or tangent",
+    fail("input range", at(), "an input kind var, data or tangent",
          "kind #" + std::to_string(static_cast<int>(in.kind)));
   }
 
   void output(size_t k) {
     const Output& o = g_.outputs[k];
-    const std::string at = "output " + std::to_string(k) + " (" + output_name(sig_, o) + ")";
+    const auto at = [&] { return "output " + std::to_string(k) + " (" + output_name(sig_, o) + ")"; };
     if (o.node >= g_.size())
-      fail("output node", at, "a node below " + node_ref(static_cast<NodeId>(g_.size())),
+      fail("output node", at(), "a node below " + node_ref(static_cast<NodeId>(g_.size())),
            o.node == kNoNode ? std::string("no node") : node_ref(o.node));
     if (g_.nodes[o.node].type != Type::F64)
-      fail("output node", at, "an f64 node",
+      fail("output node", at(), "an f64 node",
            node_ref(o.node) + " of type " + type_label(g_.nodes[o.node].type));
     if (static_cast<int>(o.role) > static_cast<int>(OutputRole::Hessian))
-      fail("output node", at, "role residual, jacobian, cost, gradient or hessian",
+      fail("output node", at(), "role residual, jacobian, cost, gradient or hessian",
            "role #" + std::to_string(static_cast<int>(o.role)));
     if (!stage_has_role(t_.stage, o.role))
-      fail("stage rules", at,
+      fail("stage rules", at(),
            stage_has_normal_equations(t_.stage)
                ? std::string("only cost, g and H outputs at stage normal_equations")
            : stage_has_jacobian(t_.stage)
                ? std::string("only residual and Jacobian outputs at stage jacobian")
                : "residual outputs only at stage " + std::string(stage_name(t_.stage)),
            std::string(role_label(o.role)) + " output");
-    const std::string residuals = " (residual_dim " + std::to_string(sig_.residual_dim) + ")";
     const auto number = [](std::string_view field, uint32_t value) {
       return std::string(field) + " " + std::to_string(value);
     };
-    // The fields a role does not use must be 0.
+    // The fields a role does not use must be 0; `found` makes the message.
     const auto zero = [&](std::string_view invariant, std::string_view expected, bool ok,
-                          std::string found) {
-      if (!ok) fail(invariant, at, std::string(expected), std::move(found));
+                          const auto& found) {
+      if (!ok) fail(invariant, at(), std::string(expected), found());
     };
     const auto row_below_residuals = [&](std::string_view invariant) {
       if (o.row >= sig_.residual_dim)
-        fail(invariant, at, "a row below " + std::to_string(sig_.residual_dim) + residuals,
+        fail(invariant, at(),
+             "a row below " + std::to_string(sig_.residual_dim) + " (residual_dim " +
+                 std::to_string(sig_.residual_dim) + ")",
              number("row", o.row));
     };
     // A variable slot in range, for the roles that name one.
     const auto slot = [&](std::string_view invariant, std::string_view field,
                           uint32_t var) -> const VarSlot& {
       if (var >= sig_.vars.size())
-        fail(invariant, at, "a variable slot below " + std::to_string(sig_.vars.size()),
+        fail(invariant, at(), "a variable slot below " + std::to_string(sig_.vars.size()),
              number(field, var));
       return sig_.vars[var];
     };
@@ -243,7 +250,7 @@ class Verifier {
     const auto tangent_index = [&](std::string_view invariant, std::string_view what,
                                    std::string_view field, const VarSlot& v, uint32_t value) {
       if (value >= v.tangent)
-        fail(invariant, at,
+        fail(invariant, at(),
              "a " + std::string(what) + " below " + std::to_string(v.tangent) +
                  " (tangent dimension of " + v.name + ")",
              number(field, value));
@@ -251,12 +258,14 @@ class Verifier {
     switch (o.role) {
       case OutputRole::Residual:
         zero("residual output", "var 0 and col 0 on a residual output", o.var == 0 && o.col == 0,
-             number("var", o.var) + " " + number("col", o.col));
-        zero("residual output", "var2 0 on a residual output", o.var2 == 0, number("var2", o.var2));
+             [&] { return number("var", o.var) + " " + number("col", o.col); });
+        zero("residual output", "var2 0 on a residual output", o.var2 == 0,
+             [&] { return number("var2", o.var2); });
         row_below_residuals("residual output");
         return;
       case OutputRole::Jacobian: {
-        zero("jacobian output", "var2 0 on a Jacobian output", o.var2 == 0, number("var2", o.var2));
+        zero("jacobian output", "var2 0 on a Jacobian output", o.var2 == 0,
+             [&] { return number("var2", o.var2); });
         const VarSlot& v = slot("jacobian output", "var", o.var);
         row_below_residuals("jacobian output");
         tangent_index("jacobian output", "column", "col", v, o.col);
@@ -264,13 +273,15 @@ class Verifier {
       }
       case OutputRole::Cost:
         zero("cost output", "row 0, var 0, col 0 and var2 0 on the cost output",
-             o.row == 0 && o.var == 0 && o.col == 0 && o.var2 == 0,
-             number("row", o.row) + " " + number("var", o.var) + " " + number("col", o.col) +
-                 " " + number("var2", o.var2));
+             o.row == 0 && o.var == 0 && o.col == 0 && o.var2 == 0, [&] {
+               return number("row", o.row) + " " + number("var", o.var) + " " +
+                      number("col", o.col) + " " + number("var2", o.var2);
+             });
         return;
       case OutputRole::Gradient: {
         zero("gradient output", "col 0 and var2 0 on a gradient output",
-             o.col == 0 && o.var2 == 0, number("col", o.col) + " " + number("var2", o.var2));
+             o.col == 0 && o.var2 == 0,
+             [&] { return number("col", o.col) + " " + number("var2", o.var2); });
         const VarSlot& v = slot("gradient output", "var", o.var);
         tangent_index("gradient output", "row", "row", v, o.row);
         return;
@@ -279,7 +290,7 @@ class Verifier {
         const VarSlot& v = slot("hessian output", "var", o.var);
         const VarSlot& w = slot("hessian output", "var2", o.var2);
         if (o.var > o.var2)
-          fail("hessian output", at, "var <= var2 (H[v,w] only for v <= w in slot order)",
+          fail("hessian output", at(), "var <= var2 (H[v,w] only for v <= w in slot order)",
                number("var", o.var) + " " + number("var2", o.var2));
         tangent_index("hessian output", "row", "row", v, o.row);
         tangent_index("hessian output", "column", "col", w, o.col);
