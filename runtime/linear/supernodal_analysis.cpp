@@ -301,12 +301,15 @@ void lay_out(SupernodalAnalysis& a, const BlockSymbolic& s, const BlockPattern& 
   a.row_begin.assign(1, 0);
   a.panel_offset.assign(1, 0);
   a.row_index.reserve(total_rows);
+  std::vector<int32_t> block_row(blocks.size());  // blocks[e]'s first row in its panel
   for (int sn = 0; sn < ns; ++sn) {
     const int first = boundaries[sn], last = boundaries[sn + 1];
     for (int j = first; j < last; ++j) a.supernode_of_block[j] = sn;
-    for (int64_t e = blocks_begin[sn]; e < blocks_begin[sn + 1]; ++e)
+    for (int64_t e = blocks_begin[sn]; e < blocks_begin[sn + 1]; ++e) {
+      block_row[e] = static_cast<int32_t>(static_cast<int64_t>(a.row_index.size()) - a.row_begin.back());
       for (int64_t r = a.permuted_offset[blocks[e]], end = r + size_of(blocks[e]); r < end; ++r)
         a.row_index.push_back(r);
+    }
     const int64_t columns = a.permuted_offset[last] - a.permuted_offset[first];
     const int64_t rows = static_cast<int64_t>(a.row_index.size()) - a.row_begin.back();
     a.column_begin.push_back(a.permuted_offset[last]);
@@ -325,10 +328,7 @@ void lay_out(SupernodalAnalysis& a, const BlockSymbolic& s, const BlockPattern& 
       return static_cast<int32_t>(a.permuted_offset[block] - a.column_begin[t]);
     const int own = boundaries[t + 1] - boundaries[t];
     const auto first = blocks.begin() + blocks_begin[t] + own, end = blocks.begin() + blocks_begin[t + 1];
-    const auto it = std::lower_bound(first, end, block);
-    int64_t row = a.column_begin[t + 1] - a.column_begin[t];
-    for (auto b = first; b != it; ++b) row += size_of(*b);
-    return static_cast<int32_t>(row);
+    return block_row[std::lower_bound(first, end, block) - blocks.begin()];
   };
 
   // A's blocks: (i, j) stored with i <= j; the one eliminated first is L's column.
@@ -367,7 +367,6 @@ void lay_out(SupernodalAnalysis& a, const BlockSymbolic& s, const BlockPattern& 
       // Runs of rows contiguous in both the workspace and t's panel, block by block.
       const int t_own = boundaries[t + 1] - boundaries[t];
       int64_t walk = blocks_begin[t] + t_own;  // t's blocks below
-      int64_t walk_row = a.column_begin[t + 1] - a.column_begin[t];
       int64_t row = source;
       for (int64_t f = e; f < below_end; ++f) {
         const int block = blocks[f];
@@ -376,11 +375,11 @@ void lay_out(SupernodalAnalysis& a, const BlockSymbolic& s, const BlockPattern& 
         if (f < group_end) {
           target = static_cast<int32_t>(a.permuted_offset[block] - a.column_begin[t]);
         } else {
-          while (walk < blocks_begin[t + 1] && blocks[walk] != block) walk_row += size_of(blocks[walk++]);
+          while (walk < blocks_begin[t + 1] && blocks[walk] != block) ++walk;
           if (walk == blocks_begin[t + 1])
             throw std::logic_error("supernodal analysis: a block below supernode " +
                                    std::to_string(sn) + " is not among its ancestor's rows");
-          target = static_cast<int32_t>(walk_row);
+          target = block_row[walk];
         }
         if (u.run_begin < static_cast<int64_t>(a.runs.size())) {
           auto& run = a.runs.back();
