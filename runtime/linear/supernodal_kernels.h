@@ -59,7 +59,9 @@ enum class Isa { Generic, Avx2, Avx512 };
 template <class T>
 struct KernelsOf {
   // Unblocked, column by column: the diagonal block alone, the rows below given it, and
-  // both in one pass (the same arithmetic as the two, bit for bit).
+  // both in one pass (the same arithmetic as the two, bit for bit). factor_panel() no
+  // longer calls these three: factor_blocked's blocks are factor_panel's loop. They stay
+  // as the reference the tests hold the loop to.
   int64_t (*factor)(T* panel, int64_t n, int64_t ld);
   void (*solve)(T* panel, int64_t n, int64_t m, int64_t ld);
   int64_t (*factor_panel)(T* panel, int64_t n, int64_t ld);
