@@ -61,7 +61,9 @@ bool Graph::operator==(const Graph& other) const {
          std::equal(nodes.begin(), nodes.end(), other.nodes.begin(), same_node);
 }
 
-size_t GraphBuilder::KeyHash::operator()(const Node& n) const {
+namespace {
+
+uint32_t node_hash(const Node& n) {
   uint64_t h = 0xcbf29ce484222325ull;
   auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ull; h ^= h >> 29; };
   mix(static_cast<uint64_t>(n.op) | (static_cast<uint64_t>(n.type) << 8));
@@ -70,17 +72,33 @@ size_t GraphBuilder::KeyHash::operator()(const Node& n) const {
   mix(static_cast<uint32_t>(n.int_attr));
   mix((static_cast<uint64_t>(n.input.kind) << 60) ^ (uint64_t{n.input.slot} << 32) ^
       n.input.component);
-  return static_cast<size_t>(h);
+  return static_cast<uint32_t>(h ^ (h >> 32));
 }
 
-bool GraphBuilder::KeyEq::operator()(const Node& a, const Node& b) const {
-  return same_node(a, b);
+}  // namespace
+
+void GraphBuilder::grow_table() {
+  table_.assign(std::max<size_t>(64, 2 * table_.size()), kNoNode);
+  const size_t mask = table_.size() - 1;
+  for (NodeId id = 0; id < hashes_.size(); ++id) {
+    size_t i = hashes_[id] & mask;
+    while (table_[i] != kNoNode) i = (i + 1) & mask;
+    table_[i] = id;
+  }
 }
 
 NodeId GraphBuilder::intern(const Node& node) {
-  auto [it, inserted] = index_.try_emplace(node, static_cast<NodeId>(graph_.nodes.size()));
-  if (inserted) graph_.nodes.push_back(node);
-  return it->second;
+  if (2 * (graph_.nodes.size() + 1) > table_.size()) grow_table();
+  const uint32_t hash = node_hash(node);
+  const size_t mask = table_.size() - 1;
+  size_t i = hash & mask;
+  for (; table_[i] != kNoNode; i = (i + 1) & mask)
+    if (hashes_[table_[i]] == hash && same_node(graph_.nodes[table_[i]], node)) return table_[i];
+  const NodeId id = static_cast<NodeId>(graph_.nodes.size());
+  table_[i] = id;
+  hashes_.push_back(hash);
+  graph_.nodes.push_back(node);
+  return id;
 }
 
 NodeId GraphBuilder::constant(double value) {
@@ -170,7 +188,8 @@ void GraphBuilder::add_output(Output output) {
 Graph GraphBuilder::finish() {
   Graph g = std::move(graph_);
   graph_ = Graph{};
-  index_.clear();
+  table_.clear();
+  hashes_.clear();
   return g;
 }
 

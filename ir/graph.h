@@ -25,7 +25,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "lsjit/ir/op.h"
@@ -203,13 +202,13 @@ class GraphBuilder {
 
   Options options_;
   Graph graph_;
-  struct KeyHash {
-    size_t operator()(const Node& n) const;
-  };
-  struct KeyEq {
-    bool operator()(const Node& a, const Node& b) const;
-  };
-  std::unordered_map<Node, NodeId, KeyHash, KeyEq> index_;
+  // The identical-node index: open addressing over node ids, linear probing, at most half
+  // full; a slot holds kNoNode or a node's id, and hashes_[id] is that node's hash. A
+  // cold differentiation interns tens of thousands of nodes: through std::unordered_map
+  // (a heap entry per node, a chained lookup) interning was half of its time.
+  std::vector<NodeId> table_;
+  std::vector<uint32_t> hashes_;
+  void grow_table();
 };
 
 // Rebuilds `graph` through a builder with `options`, keeping only what the outputs need

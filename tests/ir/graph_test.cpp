@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "lsjit/ir/graph.h"
 #include "lsjit/ir/simplify_rules.h"
@@ -19,6 +20,22 @@ TEST_CASE("identical subexpressions are one node") {
   NodeId m2 = b.make(Op::Sin, s2);
   CHECK(m1 == m2);
   CHECK(b.make(Op::Sub, x, y) != b.make(Op::Sub, y, x));
+}
+
+TEST_CASE("the identical-node index holds across its growth and is emptied by finish") {
+  GraphBuilder b;
+  const NodeId x = b.input({InputKind::Var, 0, 0});
+  std::vector<NodeId> first;
+  for (int k = 0; k < 2000; ++k) first.push_back(b.make(Op::Mul, x, b.constant(k + 0.5)));
+  const size_t size = b.size();
+  for (int k = 1999; k >= 0; --k) CHECK(b.make(Op::Mul, x, b.constant(k + 0.5)) == first[k]);
+  CHECK(b.size() == size);
+  CHECK(b.constant(-0.0) != b.constant(0.0));  // by bits: folding must not merge the signs
+  const Graph g = b.finish();
+  CHECK(g.nodes.size() == size + 2);
+  CHECK(b.size() == 0);
+  CHECK(b.input({InputKind::Var, 0, 0}) == 0);
+  CHECK(b.make(Op::Mul, 0, b.constant(0.5)) == 2);
 }
 
 TEST_CASE("constants fold with the semantics of eval_op") {
