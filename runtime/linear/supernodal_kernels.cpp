@@ -70,8 +70,9 @@ constexpr int64_t kOwnPanelEntries = int64_t{1} << 20;
 // order l = 0, 1, ... as one fused multiply-subtract each (the order subtract_scaled would
 // give, column by column): a tile of up to kTile vectors stays in registers across all of
 // the columns before c, instead of a load and a store around every column's subtraction.
-// intel's supernodes (3-15 columns, 6-24 rows) spent most of their panel time on that
-// store and the load that waited on it.
+// On intel's supernodes (3-15 columns, 6-24 rows) that store and the load waiting on it
+// took the largest share of the panel's time; in registers, the whole factorization and
+// substitution ran 10-15% faster (docs/benchmarks.md).
 template <class T, int V>
 [[gnu::always_inline]] inline void update_column(T* a, int64_t c, int64_t ld, int64_t rows) {
   typedef T Vec __attribute__((vector_size(V * sizeof(T))));

@@ -30,7 +30,7 @@ TEST_CASE("the identical-node index holds across its growth and is emptied by fi
   const size_t size = b.size();
   for (int k = 1999; k >= 0; --k) CHECK(b.make(Op::Mul, x, b.constant(k + 0.5)) == first[k]);
   CHECK(b.size() == size);
-  CHECK(b.constant(-0.0) != b.constant(0.0));  // by bits: folding must not merge the signs
+  CHECK(b.constant(-0.0) != b.constant(0.0));  // constants are told apart by their bits
   const Graph g = b.finish();
   CHECK(g.nodes.size() == size + 2);
   CHECK(b.size() == 0);
