@@ -23,6 +23,7 @@
 
 #include "lsjit/compiler/kernel_cache.h"
 #include "lsjit/compiler/kernel_numerics.h"
+#include "lsjit/compiler/llvm_backend.h"
 #include "lsjit/compiler/tier0.h"
 #include "lsjit/ir/error.h"
 
@@ -170,6 +171,24 @@ void wait_for_background_compiles() {
 void KernelCache::wait_for_background() {
   std::unique_lock lock(background_mutex_);
   background_done_.wait(lock, [&] { return background_running_ == 0; });
+}
+
+void KernelCache::load_compiler_in_background() {
+  // The load holds the dynamic loader's lock for its whole 17-21 ms: what tier 0 will ask
+  // the loader for (libmvec's functions) is resolved first, as start_in_tier0 does.
+  resolve_math_functions();
+  registry_start();  // exit waits for the load, as for a compile (libLLVM's statics)
+  try {
+    compile_workers().submit([] {
+      try {
+        (void)llvm_backend();
+      } catch (const std::exception&) {  // the compile that needs the module says why
+      }
+      registry_finish();
+    }, compile_nice(KernelMode::NormalEquations));
+  } catch (const std::exception&) {  // no thread: the first compile loads it
+    registry_finish();
+  }
 }
 
 void KernelCache::start_in_tier0(const std::shared_ptr<Kernel>& kernel, const ir::Trace& traced,

@@ -1,5 +1,6 @@
 #include "lsjit/compiler/disk_cache.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -356,6 +357,19 @@ DiskCache::DiskCache(fs::path directory) : dir_(std::move(directory)) {}
 
 fs::path DiskCache::entry_path(const Hash128& id) const {
   return dir_ / (id.hex() + std::string(kEntryExtension));
+}
+
+bool DiskCache::has_entries() const {
+  DIR* d = ::opendir(dir_.c_str());
+  if (d == nullptr) return false;
+  bool found = false;
+  while (const dirent* e = ::readdir(d))
+    if (is_entry_name(e->d_name)) {
+      found = true;
+      break;
+    }
+  ::closedir(d);
+  return found;
 }
 
 DirectoryCheck DiskCache::check_directory() const {

@@ -157,6 +157,10 @@ class DiskCache {
   std::filesystem::path entry_path(const Hash128& id) const;
 
   DirectoryCheck check_directory() const;
+  // Whether the directory lists at least one entry file, by name alone (nothing is read or
+  // checked): one readdir pass that stops at the first. False for a missing or unreadable
+  // directory.
+  bool has_entries() const;
   // check_directory, then the key file. With `create`, a missing directory is created
   // (mode 0700, parents with the default mode) and a missing key file is made.
   KeyResult auth_key(bool create) const;

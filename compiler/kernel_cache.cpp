@@ -100,6 +100,7 @@ KernelCache::KernelCache() : KernelCache(Options{}) {}
 
 KernelCache::KernelCache(Options options) : options_(std::move(options)) {
   Backend& b = options_.backend;
+  const bool default_compiler = !b.compile;
   if (!b.target) b.target = [](const CompileOptions& o) { return host_target(o); };
   if (!b.compile)
     b.compile = [](const ir::Trace& g, const KernelLayout& l, const CompileOptions& o,
@@ -113,6 +114,9 @@ KernelCache::KernelCache(Options options) : options_(std::move(options)) {
     if (!dir) dir = default_cache_dir();
     if (dir) disk_.emplace(*dir);
   }
+  if (default_compiler && options_.tiering != Options::Tiering::Tier0Only && disk_ &&
+      linked_kernel_count() == 0 && !disk_->has_entries())
+    load_compiler_in_background();
 }
 
 KernelCache::~KernelCache() { wait_for_background(); }

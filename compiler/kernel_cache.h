@@ -175,6 +175,12 @@ class KernelCache {
     static Options from_environment();
   };
 
+  // A cache that will compile, with the default backend, a disk directory that lists no
+  // entry and no kernels linked into the program, starts loading the LLVM module
+  // (llvm_backend.h) on a background compile thread: it has nothing to load kernels from,
+  // so its first miss would wait 17-21 ms for that module before its first compile could
+  // start. The load then overlaps what the program does before analyze() (reading its
+  // data). Any other cache loads nothing until a miss compiles; Tier0Only never does.
   KernelCache();
   explicit KernelCache(Options options);
   ~KernelCache();
@@ -255,6 +261,7 @@ class KernelCache {
                                         double trace_s, KernelSource& source);
   // The miss of produce() with tiering: `kernel` (key and symbol set) becomes a tier 0
   // kernel, and unless Tier0Only a background thread compiles it (background_compile.cpp).
+  void load_compiler_in_background();
   void start_in_tier0(const std::shared_ptr<Kernel>& kernel, const ir::Trace& traced, KernelMode mode,
                       const CompileOptions& options, double trace_s, KernelSource& source);
   void compile_in_background(const std::shared_ptr<Kernel>& kernel,

@@ -544,3 +544,17 @@ TEST_CASE("cache trust: a directory in an entry's place is a miss for that key o
   CHECK(again->lookup(c, KernelMode::Residual).source == KernelSource::Disk);
   CHECK(fs::is_directory(path_a));
 }
+
+TEST_CASE("cache: has_entries sees entry files by name only, in a directory that may be missing") {
+  TempDir dir("has_entries");
+  CHECK_FALSE(compiler::DiskCache(dir / "missing").has_entries());
+  const compiler::DiskCache disk(dir.path);
+  CHECK_FALSE(disk.has_entries());  // empty
+  write_bytes(dir / std::string(kAuthKeyFileName), std::string(kAuthKeySize, 'k'));
+  write_bytes(dir / ("." + std::string(32, 'a') + ".lsjitk.tmp.1"), "x");  // an unfinished write
+  write_bytes(dir / (std::string(31, 'a') + ".lsjitk"), "x");              // a hex digit short
+  write_bytes(dir / (std::string(32, 'g') + ".lsjitk"), "x");              // not hex
+  CHECK_FALSE(disk.has_entries());
+  write_bytes(dir / (std::string(32, 'a') + ".lsjitk"), "not even an entry");  // named as one
+  CHECK(disk.has_entries());
+}

@@ -335,6 +335,29 @@ TEST_CASE("a warm lsjit solve maps no libLLVM, a cold one loads it to compile") 
   CHECK(help.out.find("libLLVM") == std::string::npos);
 }
 
+// Issue 20: an empty kernel cache will compile, so `lsjit solve` starts loading the LLVM
+// module before it reads its file (kernel_cache.h): here the file stops at a bad number on
+// its third line, and the module is mapped all the same. Under LSJIT_TIER=0 nothing ever
+// compiles, and it is not.
+TEST_CASE("an empty kernel cache loads the compiler while the file is read, tier 0 never does") {
+  const fs::path dir = fs::path(LSJIT_TEST_TMP_DIR) / "solve_prefetch";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path bad = dir / "bad.g2o";
+  std::ofstream(bad) << "VERTEX_SE2 0 0 0 0\nVERTEX_SE2 1 1 0 0\nEDGE_SE2 0 1 1 0 zero 1 0 0 1 0 1\n";
+  const std::string env = "LD_DEBUG=files LSJIT_CACHE_DIR=" + (dir / "empty-cache").string();
+  const Run cold = run("solve " + bad.string(), env);
+  CAPTURE(cold.out);
+  CHECK(cold.exit_code != 0);
+  CHECK(cold.out.find("bad.g2o:3: EDGE_SE2 dtheta is 'zero': expected a number") != std::string::npos);
+  CHECK(cold.out.find("libLLVM") != std::string::npos);
+  const Run tier0 = run("solve " + bad.string(), "LSJIT_TIER=0 " + env);
+  CAPTURE(tier0.out);
+  CHECK(tier0.exit_code != 0);
+  CHECK(tier0.out.find("bad.g2o:3:") != std::string::npos);
+  CHECK(tier0.out.find("libLLVM") == std::string::npos);
+}
+
 // Issue 20: LSJIT_TIER=0 runs every kernel in tier 0 (compiler/tier0.h). A cold process
 // then neither loads libLLVM nor writes the disk cache, and its solution is the compiled
 // kernels' to the last digit written.

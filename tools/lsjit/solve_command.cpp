@@ -17,6 +17,7 @@
 #include "flags.h"
 #include "solve_flags.h"
 #include "solve_plot.h"
+#include "lsjit/compiler/kernel_cache.h"
 #include "lsjit/ir/error.h"
 #include "lsjit/runtime/bal_problem.h"
 #include "lsjit/runtime/pose_graph_init.h"
@@ -104,6 +105,9 @@ void warn_repaired(const io::PoseGraph& graph, const SolveFlags& f, std::ostream
 
 // Solves and writes the solution to `out_file` (if any) in the file's format.
 SolveResult solve_file(const SolveFlags& f, std::ostream& err) {
+  // The process's kernel cache before the file is read: an empty one starts loading the
+  // compiler meanwhile (kernel_cache.h).
+  (void)compiler::default_cache();
   AnalyzeOptions analyze_options;
   analyze_options.compile.cpu_level = f.cpu_level;
   if (f.format == "bal") {
