@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <utility>
 
@@ -54,6 +55,9 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
     waves_.push_back(std::move(w));
   }
 
+  if (buffer > std::numeric_limits<WaveOffset>::max())
+    throw Error("the normal-equation kernels of " + std::to_string(wave_instances_) + " instances write " +
+                std::to_string(buffer) + " doubles, more than a wave's offsets can address");
   wave_buffer_.resize(buffer);
   const linear::BlockPattern& pattern = *layout.pattern;
   h_row_.resize(static_cast<size_t>(pattern.num_stored_blocks()));
@@ -152,9 +156,9 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
     for_each_gather([&](size_t w, const Gather& gather) {
       gathers_[next[w]++] = gather;
       const BigVector<Source>& sources = gather.h ? layout.h_sources : layout.g_sources;
-      BigVector<uint64_t>& offsets = gather.h ? h_offset_ : g_offset_;
+      BigVector<WaveOffset>& offsets = gather.h ? h_offset_ : g_offset_;
       for (uint64_t s = gather.first; s < gather.first + gather.count; ++s)
-        offsets[s] = offset(waves_[w], sources[s], sources[s].array);
+        offsets[s] = static_cast<WaveOffset>(offset(waves_[w], sources[s], sources[s].array));
     });
   }
   // Assembly tasks: runs of gathers of about kTaskWork doubles added, cut by structure alone.
@@ -306,7 +310,7 @@ template <int V>
 // source copied when `open` (the destination's first gather), else added to dst.
 template <int V>
 [[gnu::always_inline]] inline void sum_blocks_body(double* __restrict dst, const double* __restrict buffer,
-                                                   const uint64_t* offsets, uint64_t count, uint32_t n, bool open) {
+                                                   const WaveOffset* offsets, uint64_t count, uint32_t n, bool open) {
   uint64_t s = 0;
   if (open && count > 0) {
     __builtin_memcpy(dst, buffer + offsets[0], n * sizeof(double));
@@ -321,7 +325,7 @@ template <int V>
 constexpr uint32_t kRegisterSum = 48;
 template <int V, int N>
 [[gnu::always_inline]] inline void sum_fixed_body(double* __restrict dst, const double* __restrict buffer,
-                                                  const uint64_t* offsets, uint64_t count, bool open) {
+                                                  const WaveOffset* offsets, uint64_t count, bool open) {
   typedef double Vec __attribute__((vector_size(V * sizeof(double))));
   constexpr int kVectors = N / V, kTail = N % V;
   if (open && count == 0) return;
@@ -369,7 +373,7 @@ template <int V>
   }
 }
 
-using SumBlocksFn = void (*)(double*, const double*, const uint64_t*, uint64_t, uint32_t, bool);
+using SumBlocksFn = void (*)(double*, const double*, const WaveOffset*, uint64_t, uint32_t, bool);
 using SumBlocksTable = std::array<SumBlocksFn, kRegisterSum + 1>;  // [n]: size n; [0]: any size
 
 struct AssemblyKernels {
@@ -379,11 +383,11 @@ struct AssemblyKernels {
 };
 
 template <int V>
-void sum_blocks_v(double* dst, const double* buffer, const uint64_t* offsets, uint64_t count, uint32_t n, bool open) {
+void sum_blocks_v(double* dst, const double* buffer, const WaveOffset* offsets, uint64_t count, uint32_t n, bool open) {
   sum_blocks_body<V>(dst, buffer, offsets, count, n, open);
 }
 template <int V, int N>
-void sum_fixed_v(double* dst, const double* buffer, const uint64_t* offsets, uint64_t count, uint32_t, bool open) {
+void sum_fixed_v(double* dst, const double* buffer, const WaveOffset* offsets, uint64_t count, uint32_t, bool open) {
   sum_fixed_body<V, N>(dst, buffer, offsets, count, open);
 }
 template <size_t... I>
@@ -396,7 +400,7 @@ void scale_block_v(double* dst, uint32_t rows, uint32_t cols, const double* sr, 
 }
 
 #if defined(__x86_64__)
-[[gnu::target("avx2")]] void sum_blocks_avx2(double* dst, const double* buffer, const uint64_t* offsets,
+[[gnu::target("avx2")]] void sum_blocks_avx2(double* dst, const double* buffer, const WaveOffset* offsets,
                                              uint64_t count, uint32_t n, bool open) {
   sum_blocks_body<4>(dst, buffer, offsets, count, n, open);
 }
@@ -404,7 +408,7 @@ void scale_block_v(double* dst, uint32_t rows, uint32_t cols, const double* sr, 
                                               const double* sc) {
   scale_block_body<4>(dst, rows, cols, sr, sc);
 }
-[[gnu::target("avx512f")]] void sum_blocks_avx512(double* dst, const double* buffer, const uint64_t* offsets,
+[[gnu::target("avx512f")]] void sum_blocks_avx512(double* dst, const double* buffer, const WaveOffset* offsets,
                                                   uint64_t count, uint32_t n, bool open) {
   sum_blocks_body<8>(dst, buffer, offsets, count, n, open);
 }
@@ -413,12 +417,12 @@ void scale_block_v(double* dst, uint32_t rows, uint32_t cols, const double* sr, 
   scale_block_body<8>(dst, rows, cols, sr, sc);
 }
 template <int N>
-[[gnu::target("avx2")]] void sum_fixed_avx2(double* dst, const double* buffer, const uint64_t* offsets,
+[[gnu::target("avx2")]] void sum_fixed_avx2(double* dst, const double* buffer, const WaveOffset* offsets,
                                             uint64_t count, uint32_t, bool open) {
   sum_fixed_body<4, N>(dst, buffer, offsets, count, open);
 }
 template <int N>
-[[gnu::target("avx512f")]] void sum_fixed_avx512(double* dst, const double* buffer, const uint64_t* offsets,
+[[gnu::target("avx512f")]] void sum_fixed_avx512(double* dst, const double* buffer, const WaveOffset* offsets,
                                                  uint64_t count, uint32_t, bool open) {
   sum_fixed_body<8, N>(dst, buffer, offsets, count, open);
 }

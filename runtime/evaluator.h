@@ -42,6 +42,11 @@ namespace lsjit::detail {
 
 using State = std::vector<std::vector<double>>;
 
+// An offset into the Evaluator's wave buffer, in 32 bits: a wave buffer holds about
+// kWaveBytes (the constructor checks), and the offset lists have an entry per source of
+// H and g (1.3 MB of fresh pages per Ladybug-49 solve at 64 bits).
+using WaveOffset = uint32_t;
+
 class Evaluator {
  public:
   static constexpr int64_t kChunk = 256;
@@ -149,7 +154,7 @@ class Evaluator {
   int64_t wave_instances_ = 0;
   BigVector<Gather> gathers_;  // H's and g's, wave by wave
   // Per source of layout.h_sources / g_sources: its block's offset in the wave buffer.
-  BigVector<uint64_t> h_offset_, g_offset_;
+  BigVector<WaveOffset> h_offset_, g_offset_;
   // Per stored block of H: the scalar row and column where it starts (for the scaling).
   std::vector<int64_t> h_row_, h_col_;
   // The H blocks and free variables no source reaches (none in practice): zeroed per call.
