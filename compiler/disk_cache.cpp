@@ -523,11 +523,21 @@ DecodeResult DiskCache::read_file(const fs::path& path, const AuthKey* key, Deco
     ::close(fd);
     return r;
   }
-  std::string bytes;
-  if (st.st_size > 0) bytes.reserve(static_cast<size_t>(st.st_size));
-  char buf[1 << 16];
+  if (static_cast<uint64_t>(st.st_size) > kMaxEntryBytes) {
+    ::close(fd);
+    r.status = EntryStatus::Malformed;
+    r.message = "it is " + std::to_string(st.st_size) + " bytes, more than the " +
+                std::to_string(kMaxEntryBytes) + " an entry may have";
+    return r;
+  }
+  // Straight into the string, sized by fstat; a file that grew since is read on to its
+  // end, and refused if that passes the limit.
+  std::string bytes(static_cast<size_t>(st.st_size), '\0');
+  size_t filled = 0;
+  char more[4096];
   for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
+    const bool sized = filled < bytes.size();
+    const ssize_t n = sized ? ::read(fd, bytes.data() + filled, bytes.size() - filled) : ::read(fd, more, sizeof more);
     if (n < 0) {
       if (errno == EINTR) continue;
       const int e = errno;
@@ -537,9 +547,19 @@ DecodeResult DiskCache::read_file(const fs::path& path, const AuthKey* key, Deco
       return r;
     }
     if (n == 0) break;
-    bytes.append(buf, static_cast<size_t>(n));
+    if (!sized) {
+      if (filled + static_cast<size_t>(n) > kMaxEntryBytes) {
+        ::close(fd);
+        r.status = EntryStatus::Malformed;
+        r.message = "it grew past the " + std::to_string(kMaxEntryBytes) + " bytes an entry may have while it was read";
+        return r;
+      }
+      bytes.append(more, static_cast<size_t>(n));
+    }
+    filled += static_cast<size_t>(n);
   }
   ::close(fd);
+  bytes.resize(filled);  // shorter than fstat said: it shrank meanwhile
   DecodeResult r2 = decode_entry(bytes, key, scope);
   const std::string name = path.filename().string();
   if (r2.status == EntryStatus::Ok && is_entry_name(name) && name.substr(0, 32) != r2.entry->key.id()) {
@@ -568,6 +588,10 @@ void DiskCache::write(const DiskEntry& entry, const AuthKey& key) const {
                        "' is taken by something that is not a regular file; that kernel is not "
                        "stored (remove it to let the cache store it)");
   const std::string bytes = encode_entry(entry, key);
+  if (bytes.size() > kMaxEntryBytes)
+    throw EntryBlocked("kernel cache entry '" + target.string() + "' would be " + std::to_string(bytes.size()) +
+                       " bytes, more than the " + std::to_string(kMaxEntryBytes) +
+                       " an entry may have; that kernel is not stored");
   static std::atomic<uint64_t> counter{0};
   const std::string id = entry.key.id();
   int fd = -1;

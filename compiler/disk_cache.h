@@ -71,6 +71,11 @@ inline constexpr std::string_view kEntryExtension = ".lsjitk";
 inline constexpr std::string_view kAuthKeyFileName = ".lsjit-auth-key";
 inline constexpr size_t kAuthKeySize = 32;
 inline constexpr size_t kAuthTagSize = 32;
+// The largest entry file the cache reads or writes. A read allocates the file's size
+// before the tag is checked, so a file past this (a damaged or stray one) is refused
+// unread instead of sizing an allocation. The largest built-in entry, se3_between's
+// normal equations with their IR text, is about 95 KB.
+inline constexpr uint64_t kMaxEntryBytes = uint64_t{64} << 20;
 
 // The per-directory secret that authenticates entries.
 using AuthKey = std::array<unsigned char, kAuthKeySize>;
@@ -168,11 +173,13 @@ class DiskCache {
   // Reads and checks the entry `id` against `key` for a load (DecodeScope::Load: no IR
   // text). On Ok, refreshes its modification time.
   DecodeResult read(const Hash128& id, const AuthKey* key) const;
-  // Opens with O_NOFOLLOW, checks ownership and type on the descriptor, then decodes.
+  // Opens with O_NOFOLLOW, checks ownership, type and size (kMaxEntryBytes) on the
+  // descriptor, reads the file whole, then decodes.
   static DecodeResult read_file(const std::filesystem::path& path, const AuthKey* key,
                                 DecodeScope scope = DecodeScope::Whole);
   // Writes atomically (see above), tagged with `key` (from auth_key(true)). Throws
-  // EntryBlocked if the entry's name is taken by something that is not a regular file, and
+  // EntryBlocked if the entry's name is taken by something that is not a regular file or
+  // the encoded entry is larger than kMaxEntryBytes, and
   // lsjit::Error (naming the directory and the system's reason) for any other failure.
   void write(const DiskEntry& entry, const AuthKey& key) const;
 

@@ -611,6 +611,40 @@ TEST_CASE("kernel cache: bad disk entries are reported once / recompiled and rep
   }
 }
 
+TEST_CASE("kernel cache: an entry file past kMaxEntryBytes is refused unread, recompiled and replaced") {
+  TempDir dir("oversized");
+  const ir::Trace t = trace_scaled(2.0);
+  fs::path path;
+  {
+    FakeCache c(dir.path);
+    path = DiskCache(dir.path).entry_path(c->get(t, KernelMode::Residual)->key.hash);
+  }
+  fs::resize_file(path, kMaxEntryBytes + 1);  // sparse: nothing is written to the disk
+  FakeCache c(dir.path);
+  CHECK(c->lookup(t, KernelMode::Residual).source == KernelSource::Compiled);
+  const std::string log = c.log.str();
+  CAPTURE(log);
+  CHECK(std::count(log.begin(), log.end(), '\n') == 1);
+  CHECK(log.find("it is " + std::to_string(kMaxEntryBytes + 1) + " bytes, more than the " +
+                 std::to_string(kMaxEntryBytes) + " an entry may have") != std::string::npos);
+  CHECK(log.find("recompiling and replacing it") != std::string::npos);
+  CHECK(fs::file_size(path) < 4096);  // replaced by the recompiled kernel's entry
+  FakeCache c3(dir.path);
+  CHECK(c3->lookup(t, KernelMode::Residual).source == KernelSource::Disk);
+}
+
+TEST_CASE("disk cache: an entry past kMaxEntryBytes is not written") {
+  TempDir dir("oversized_write");
+  FakeCache probe(dir.path, memory_only());
+  DiskEntry e;
+  e.key = probe->key_for(trace_scaled(2.0), KernelMode::Residual);
+  e.symbol = kernel_symbol(e.key);
+  e.object_code.assign(kMaxEntryBytes, 'x');  // the header and the rest make it larger
+  const DiskCache disk(dir.path);
+  CHECK_THROWS_AS(disk.write(e, dir_key(disk)), EntryBlocked);
+  CHECK_FALSE(fs::exists(disk.entry_path(e.key.hash)));
+}
+
 TEST_CASE("kernel cache: an entry with the requested id but other key parts is a collision") {
   TempDir dir("collision");
   const ir::Trace t = trace_scaled(2.0);
