@@ -235,11 +235,7 @@ TEST_CASE("cache faults: a read-only directory - entries are still read, new ker
 TEST_CASE("cache faults: an entry that cannot be read is reported once and recompiled") {
   TempDir dir("unreadable");
   const ir::Trace t = trace_scaled(2.0);
-  fs::path path;
-  {
-    FakeCache writer(dir.path);
-    path = DiskCache(dir.path).entry_path(writer->get(t, KernelMode::Residual)->key.hash);
-  }
+  const fs::path path = residual_entry_written(dir.path, t);
   REQUIRE(::chmod(path.c_str(), 0) == 0);
   REQUIRE(::chmod(dir.path.c_str(), 0700) == 0);  // the child (its owner) may replace the entry
   auto readable = [&] {

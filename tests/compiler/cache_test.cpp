@@ -583,11 +583,7 @@ TEST_CASE("kernel cache: bad disk entries are reported once / recompiled and rep
   for (const Damage& d : damages) {
     CAPTURE(d.name);
     TempDir dir(std::string("bad_") + (d.name[0] == 'n' ? "notours" : d.name));
-    fs::path path;
-    {
-      FakeCache c(dir.path);
-      path = DiskCache(dir.path).entry_path(c->get(t, KernelMode::Residual)->key.hash);
-    }
+    const fs::path path = residual_entry_written(dir.path, t);
     std::string bytes = read_bytes(path);
     d.apply(bytes);
     write_bytes(path, bytes);
@@ -614,11 +610,7 @@ TEST_CASE("kernel cache: bad disk entries are reported once / recompiled and rep
 TEST_CASE("kernel cache: an entry file past kMaxEntryBytes is refused unread, recompiled and replaced") {
   TempDir dir("oversized");
   const ir::Trace t = trace_scaled(2.0);
-  fs::path path;
-  {
-    FakeCache c(dir.path);
-    path = DiskCache(dir.path).entry_path(c->get(t, KernelMode::Residual)->key.hash);
-  }
+  const fs::path path = residual_entry_written(dir.path, t);
   fs::resize_file(path, kMaxEntryBytes + 1);  // sparse: nothing is written to the disk
   FakeCache c(dir.path);
   CHECK(c->lookup(t, KernelMode::Residual).source == KernelSource::Compiled);

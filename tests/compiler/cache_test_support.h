@@ -153,6 +153,13 @@ struct FakeCache {
   KernelCache* operator->() { return cache.get(); }
 };
 
+// The entry file a fresh cache over `dir` writes for `t`'s residual kernel (the cache is
+// gone when this returns).
+inline fs::path residual_entry_written(const fs::path& dir, const ir::Trace& t) {
+  FakeCache c(dir);
+  return compiler::DiskCache(dir).entry_path(c->get(t, KernelMode::Residual)->key.hash);
+}
+
 }  // namespace lsjit::cache_testing
 
 namespace lsjit::cache_testing {
