@@ -26,6 +26,7 @@
 #include "lsjit/ir/printer.h"
 #include "lsjit/ir/structural_hash.h"
 #include "lsjit/runtime/analyzed_problem.h"
+#include "lsjit/runtime/linear/supernodal_kernels.h"
 #include "lsjit/runtime/problem.h"
 #include "lsjit/runtime/problem_layout.h"
 
@@ -188,6 +189,7 @@ Problem& Problem::operator=(Problem&&) noexcept = default;
 
 AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
   const auto start = Clock::now();
+  linear::supernodal::init_blas();  // joins OpenBLAS' spinning workers (supernodal_kernels.h)
   auto layout = std::make_shared<detail::ProblemLayout>();
   compiler::KernelCache& cache = options.cache ? *options.cache : compiler::default_cache();
   layout->cache = &cache;

@@ -11,6 +11,9 @@
 // integers (Debian's libopenblas0-pthread is not the ILP64 build).
 extern "C" {
 void openblas_set_num_threads(int);
+// The pthread build's fork handler: wakes and joins the worker threads that its library
+// constructor started. Weak, because the serial and OpenMP builds do not define it.
+int blas_thread_shutdown_(void) __attribute__((weak));
 void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info);
 void dtrsm_(const char* side, const char* uplo, const char* trans, const char* diag,
             const int* m, const int* n, const double* alpha, const double* a, const int* lda,
@@ -435,7 +438,13 @@ const KernelsOf<T>& host_kernels() {
 
 void init_blas() {
   static std::once_flag once;
-  std::call_once(once, [] { openblas_set_num_threads(1); });
+  std::call_once(once, [] {
+    openblas_set_num_threads(1);
+    // With one thread OpenBLAS never hands work to its workers again, but each spins in
+    // sched_yield for about 2^28 cycles (0.1 s) before it sleeps: a short process lost its
+    // second core, which a cold solve's compiles use, for its whole life.
+    if (blas_thread_shutdown_) blas_thread_shutdown_();
+  });
 }
 
 namespace {

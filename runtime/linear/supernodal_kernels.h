@@ -34,7 +34,11 @@
 
 namespace lsjit::linear::supernodal {
 
-// Called once before any BLAS kernel: OpenBLAS single-threaded (lsjit does the threading).
+// OpenBLAS single-threaded (lsjit does the threading), and the idle workers that OpenBLAS'
+// pthread build starts when it is loaded joined. Called before any BLAS kernel and, to stop
+// the workers' spinning early, by Problem::analyze and the CLI's main. Thread-safe; only
+// the first call does anything. Process-wide: a program that wants threaded BLAS for its
+// own calls sets openblas_set_num_threads again after lsjit's first analyze().
 void init_blas();
 
 template <class T>

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
@@ -197,4 +198,23 @@ TEST_CASE("supernodal kernels: factor_panel reports the first bad pivot, NaN inc
       CHECK(kernels(isa).factor_blocked(wide.data(), 40, 46) == 21);
     }
   }
+}
+
+namespace {
+int threads_of_this_process() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& task : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+}  // namespace
+
+// OpenBLAS' pthread build starts a worker per extra core when it is loaded, and an idle
+// worker spins in sched_yield for about 0.1 s: in a short lsjit process it held the second
+// core that the cold solve's compiles need. init_blas() joins them. (Each test case runs in
+// a process of its own, so nothing else has started a thread yet, and init_blas has not run.)
+TEST_CASE("supernodal kernels: init_blas leaves no BLAS worker threads behind") {
+  lsjit::linear::supernodal::init_blas();
+  CHECK(threads_of_this_process() == 1);
+  lsjit::linear::supernodal::init_blas();  // once only: a second call changes nothing
+  CHECK(threads_of_this_process() == 1);
 }

@@ -8,6 +8,7 @@
 #include "lsjit/ir/error.h"
 #include "commands.h"
 #include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/runtime/linear/supernodal_kernels.h"
 
 namespace {
 
@@ -47,6 +48,10 @@ int main(int argc, char** argv) {
     std::cerr << kUsage;
     return 2;
   }
+  // OpenBLAS' pthread build started a worker when it was loaded, which would spin on the
+  // second core for about 0.1 s: --help and a warm solve are shorter than that, and a cold
+  // solve compiles on that core.
+  lsjit::linear::supernodal::init_blas();
   const std::string command = argv[1];
   const lsjit::cli::Args args(argv + 2, argv + argc);
   try {
