@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -116,7 +117,7 @@ void loader_table(int repeats) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_main(int argc, char** argv) {
   int repeats = 5;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -163,4 +164,15 @@ int main(int argc, char** argv) {
   std::filesystem::remove_all(root);
   loader_table(repeats);
   return 0;
+}
+
+// A missing file or a malformed flag (std::stoi) is a message and exit status 1, not a
+// std::terminate.
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lsjit_bench_compile: %s\n", e.what());
+    return 1;
+  }
 }

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <random>
@@ -358,7 +359,7 @@ void run_panels(int repeats) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_main(int argc, char** argv) {
   int repeats = 5, threads = 1;
   bool small = false, factor = false, panels = false;
   for (int a = 1; a < argc; ++a) {
@@ -404,4 +405,15 @@ int main(int argc, char** argv) {
   run(bundle(small ? 50 : 500, small ? 5000 : 50000, 5, rng), repeats, rng);
   run(bundle_sequence(small ? 200 : 2000, small ? 10000 : 100000, 6), repeats, rng);
   return 0;
+}
+
+// A missing file or a malformed flag (std::stoi) is a message and exit status 1, not a
+// std::terminate.
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lsjit_bench_linear: %s\n", e.what());
+    return 1;
+  }
 }

@@ -16,6 +16,7 @@
 //   lsjit_bench_process [--repeats N] [--data DIR] [--files a.g2o,b.g2o]
 //                       [--baseline-lsjit PATH]
 // The programs are found beside this one (the build directory).
+#include <exception>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -98,7 +99,7 @@ struct LsjitRuns {
   Series help, cold, warm;
 };
 
-int main(int argc, char** argv) {
+static int run_main(int argc, char** argv) {
   int repeats = 7;
   fs::path data = "../shared/data/pose_graph";
   std::vector<std::string> files = {"ring.g2o", "tinyGrid3D.g2o", "intel.g2o", "sphere2500.g2o"};
@@ -162,4 +163,15 @@ int main(int argc, char** argv) {
   }
   fs::remove_all(root);
   return 0;
+}
+
+// A missing file or a malformed flag (std::stoi) is a message and exit status 1, not a
+// std::terminate.
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lsjit_bench_process: %s\n", e.what());
+    return 1;
+  }
 }

@@ -18,6 +18,7 @@
 // for subgraph_cg, with its cluster size).
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 #include <map>
 #include <string>
 #include <vector>
@@ -133,7 +134,7 @@ void compare_cg(const std::string& file, double radius) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_main(int argc, char** argv) {
   int repeats = 3;
   bool cg = false;
   double radius = 1e4;
@@ -163,4 +164,15 @@ int main(int argc, char** argv) {
     analyze(name, g2o_pattern(file), repeats);
   }
   return 0;
+}
+
+// A missing file or a malformed flag (std::stoi) is a message and exit status 1, not a
+// std::terminate.
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lsjit_bench_scale: %s\n", e.what());
+    return 1;
+  }
 }

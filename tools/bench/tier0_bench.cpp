@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <random>
 #include <string>
@@ -84,7 +85,7 @@ struct Buffers {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_main(int argc, char** argv) {
   int repeats = 21;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--repeats") == 0 && i + 1 < argc) {
@@ -146,4 +147,15 @@ int main(int argc, char** argv) {
     }
   }
   return 0;
+}
+
+// A missing file or a malformed flag (std::stoi) is a message and exit status 1, not a
+// std::terminate.
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lsjit_bench_tier0: %s\n", e.what());
+    return 1;
+  }
 }
