@@ -217,4 +217,16 @@ TEST_CASE("supernodal kernels: init_blas leaves no BLAS worker threads behind") 
   CHECK(threads_of_this_process() == 1);
   lsjit::linear::supernodal::init_blas();  // once only: a second call changes nothing
   CHECK(threads_of_this_process() == 1);
+  // A panel past kOwnPanelEntries goes to OpenBLAS (potrf, trsm), which must not start its
+  // workers again: 4 I on the diagonal block, ones below.
+  const int64_t n = 1024, ld = 1100;
+  std::vector<double> panel(n * ld, 0.0);
+  for (int64_t c = 0; c < n; ++c) {
+    panel[c * ld + c] = 4.0;
+    for (int64_t r = n; r < ld; ++r) panel[c * ld + r] = 1.0;
+  }
+  REQUIRE(lsjit::linear::supernodal::factor_panel(panel.data(), n, ld) == -1);
+  CHECK(panel[0] == 2.0);
+  CHECK(panel[n] == 0.5);  // below row n of column 0: 1 / 2
+  CHECK(threads_of_this_process() == 1);
 }
