@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -21,6 +20,7 @@
 #include "lsjit/compiler/kernel_cache.h"
 #include "lsjit/compiler/kernel_loader.h"
 #include "lsjit/runtime/builtin_costs.h"
+#include "bench_main.h"
 
 namespace {
 
@@ -166,13 +166,6 @@ static int run_main(int argc, char** argv) {
   return 0;
 }
 
-// A missing file or a malformed flag (std::stoi) is a message and exit status 1, not a
-// std::terminate.
 int main(int argc, char** argv) {
-  try {
-    return run_main(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "lsjit_bench_compile: %s\n", e.what());
-    return 1;
-  }
+  return lsjit::bench::report_errors("lsjit_bench_compile", [&] { return run_main(argc, argv); });
 }

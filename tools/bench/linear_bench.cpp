@@ -23,7 +23,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <exception>
 #include <functional>
 #include <memory>
 #include <random>
@@ -36,6 +35,7 @@
 #include "lsjit/runtime/linear/supernodal_cholesky.h"
 #include "lsjit/runtime/linear/supernodal_kernels.h"
 #include "lsjit/runtime/io/g2o.h"
+#include "bench_main.h"
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -407,13 +407,6 @@ static int run_main(int argc, char** argv) {
   return 0;
 }
 
-// A missing file or a malformed flag (std::stoi) is a message and exit status 1, not a
-// std::terminate.
 int main(int argc, char** argv) {
-  try {
-    return run_main(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "lsjit_bench_linear: %s\n", e.what());
-    return 1;
-  }
+  return lsjit::bench::report_errors("lsjit_bench_linear", [&] { return run_main(argc, argv); });
 }

@@ -16,7 +16,6 @@
 //   lsjit_bench_process [--repeats N] [--data DIR] [--files a.g2o,b.g2o]
 //                       [--baseline-lsjit PATH]
 // The programs are found beside this one (the build directory).
-#include <exception>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -31,6 +30,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "bench_main.h"
 
 namespace {
 
@@ -165,13 +166,6 @@ static int run_main(int argc, char** argv) {
   return 0;
 }
 
-// A missing file or a malformed flag (std::stoi) is a message and exit status 1, not a
-// std::terminate.
 int main(int argc, char** argv) {
-  try {
-    return run_main(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "lsjit_bench_process: %s\n", e.what());
-    return 1;
-  }
+  return lsjit::bench::report_errors("lsjit_bench_process", [&] { return run_main(argc, argv); });
 }

@@ -18,7 +18,6 @@
 // for subgraph_cg, with its cluster size).
 #include <algorithm>
 #include <cstdio>
-#include <exception>
 #include <map>
 #include <string>
 #include <vector>
@@ -35,6 +34,7 @@
 #include "lsjit/runtime/linear/supernodal_analysis.h"
 #include "lsjit/runtime/linear/supernodal_cholesky.h"
 #include "lsjit/runtime/pose_graph_problem.h"
+#include "bench_main.h"
 
 namespace {
 
@@ -166,13 +166,6 @@ static int run_main(int argc, char** argv) {
   return 0;
 }
 
-// A missing file or a malformed flag (std::stoi) is a message and exit status 1, not a
-// std::terminate.
 int main(int argc, char** argv) {
-  try {
-    return run_main(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "lsjit_bench_scale: %s\n", e.what());
-    return 1;
-  }
+  return lsjit::bench::report_errors("lsjit_bench_scale", [&] { return run_main(argc, argv); });
 }

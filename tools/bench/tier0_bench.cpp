@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <functional>
 #include <random>
 #include <string>
@@ -25,6 +24,7 @@
 #include "lsjit/compiler/kernel.h"
 #include "lsjit/compiler/tier0.h"
 #include "lsjit/runtime/builtin_costs.h"
+#include "bench_main.h"
 
 namespace {
 
@@ -149,13 +149,6 @@ static int run_main(int argc, char** argv) {
   return 0;
 }
 
-// A missing file or a malformed flag (std::stoi) is a message and exit status 1, not a
-// std::terminate.
 int main(int argc, char** argv) {
-  try {
-    return run_main(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "lsjit_bench_tier0: %s\n", e.what());
-    return 1;
-  }
+  return lsjit::bench::report_errors("lsjit_bench_tier0", [&] { return run_main(argc, argv); });
 }

@@ -1,0 +1,22 @@
+// The main of a benchmark program: what it does when its work throws.
+#pragma once
+
+#include <cstdio>
+#include <exception>
+
+namespace lsjit::bench {
+
+// Runs `body` (returning the exit status) and reports an exception it throws (a missing
+// file, a malformed flag that std::stoi rejects) as "program: what" on stderr with exit
+// status 1, instead of letting std::terminate abort the process.
+template <class Body>
+int report_errors(const char* program, Body&& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    return 1;
+  }
+}
+
+}  // namespace lsjit::bench
