@@ -112,9 +112,7 @@ void child_lsjit(const ChildArgs& args) {
   emit("solve_s", s.solve_s);
   emit("total_s", s.total_s);
   emit("iterations_s", iterations_s);
-  // Issue 20: from analyze() to the start of the first LM iteration (the set-up and the
-  // initial evaluation), as lsjit_bench_pose_graph reports it.
-  emit("to_first_iteration_s", s.analyze_s + (s.per_iteration.empty() ? 0 : s.per_iteration[0].cumulative_s));
+  emit("to_first_iteration_s", lsjit::bench::to_first_iteration_s(s));
   emit("iterations", s.iterations);
   emit("successful_steps", s.successful_steps);
   emit("normal_evaluations", s.normal_evaluations);

@@ -25,6 +25,15 @@ void emit(const char* key, double value);
 // absent.
 double status_mb(const char* field);
 
+// Issue 20's cold-start measure, of an lsjit::SolveSummary: from analyze() to the start of
+// the first LM iteration (the set-up and the initial evaluation, iteration 0), in seconds.
+// A template because this header is also compiled into lsjit_bench_baselines, which does
+// not see lsjit's headers.
+template <class Summary>
+double to_first_iteration_s(const Summary& s) {
+  return s.analyze_s + (s.per_iteration.empty() ? 0 : s.per_iteration[0].cumulative_s);
+}
+
 // Parent side: runs this program with `args` (argv[1..]), waits for it and parses its
 // lines. Throws std::runtime_error naming `args` if it cannot start or exits other than 0.
 Record run_self(const std::vector<std::string>& args);

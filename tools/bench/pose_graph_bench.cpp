@@ -103,7 +103,7 @@ void child_lsjit(const fs::path& file, const fs::path& cache_dir) {
   // Cold: from analyze() to the start of the first LM iteration (issue 20: <= 15 ms): the
   // set-up and the initial evaluation (iteration 0); and to the end of the first iteration.
   const auto& its = s.per_iteration;
-  emit("to_first_iteration_s", s.analyze_s + (its.empty() ? 0 : its[0].cumulative_s));
+  emit("to_first_iteration_s", lsjit::bench::to_first_iteration_s(s));
   emit("first_iteration_s", s.analyze_s + (its.size() > 1 ? its[1].cumulative_s : its.empty() ? 0 : its[0].cumulative_s));
   cache.wait_for_background();  // tiered compiles finish after the solve; count them
   emit("compiles", static_cast<double>(cache.stats().compiles));
