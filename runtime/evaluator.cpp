@@ -30,6 +30,11 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
     widest = std::max(widest, sum);
   }
   wave_instances_ = std::max<int64_t>(1, static_cast<int64_t>(kWaveBytes / (8 * widest)) / kChunk) * kChunk;
+  // As many waves as that needs, made as even as whole chunks allow: the buffer is sized by
+  // the largest wave, and its pages are fresh memory in every solve (intel: 2512 instances
+  // in waves of 2304 and 208 took 516 KB, in two of 1280, 287 KB).
+  if (const int64_t waves = (layout.instances + wave_instances_ - 1) / wave_instances_; waves > 0)
+    wave_instances_ = ((layout.instances + waves - 1) / waves + kChunk - 1) / kChunk * kChunk;
   uint64_t buffer = 0;
   for (int64_t start = 0; start < layout.instances; start += wave_instances_) {
     Wave w;

@@ -93,7 +93,8 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
   // every entry of H at every evaluation (6% of a Ladybug-49 dense_schur solve).
   linear::BlockSparseSymmetric H(layout.pattern);
   bool H_is_scaled = false;
-  std::vector<double> g(n), scale(n, 1.0), diag(n), shift(n), rhs(n), step_scaled(n), step(n), Hstep(n);
+  std::vector<double> g(n), scale(n, 1.0), diag(n), shift(n), rhs(n), step_scaled(n), step(n);
+  std::vector<double> Hstep;  // H δ', for an inexact step's model decrease: sized on first use
   // S² and 1/S² per entry, for a direct solver's damping S⁻² D/μ: multiplications in the
   // loop that runs every iteration, not two divisions per entry.
   std::vector<double> scale2(n, 1.0), inverse_scale2(n, 1.0);
@@ -278,6 +279,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
       if (ls.direct) {
         model_decrease = 0.5 * (dot(rhs, step_scaled) + weighted_square_sum(shift, step_scaled));
       } else {
+        Hstep.resize(n);
         H.multiply(step_scaled.data(), Hstep.data());
         model_decrease = dot(rhs, step_scaled) - 0.5 * dot(step_scaled, Hstep);
       }
