@@ -7,6 +7,8 @@
 #include <string>
 
 #include "lsjit/compiler/host_cpu.h"
+#include "lsjit/compiler/tier0_flatten.h"
+#include "lsjit/compiler/tier0_x86.h"
 #include "lsjit/ir/error.h"
 
 namespace lsjit::compiler {
@@ -21,6 +23,11 @@ struct Tier0Kernel::Frame {
   const OutputArray* outputs;      // the layout's
   const Tier0Kernel::Call* calls;  // math calls, by Instr::c
   const double* constants;         // by Instr::a
+  const Tier0Kernel::RowLoad* rows;      // LoadRows' tables, by Instr::a
+  const Tier0Kernel::ArrayStore* arrays;  // StoreArray's tables, by Instr::a
+  void* const* segments;           // segment functions (SegmentCode::Function), by Instr::c
+  const double* pool;              // the segments' constants
+  double* spills;                  // the segments' spill slots
   int64_t first, count;            // the block's first instance and its real instances
 };
 
@@ -28,10 +35,8 @@ namespace {
 
 using Frame = Tier0Kernel::Frame;
 
-using ir::NodeId;
 using ir::Op;
 constexpr uint32_t B = Tier0Kernel::kBlock;
-constexpr uint32_t kNever = 0xffffffffu;
 
 // ---------------------------------------------------------------------------------------
 // Transcendental calls: a libmvec variant on chunks of its lanes (each chunk passed in
@@ -87,37 +92,6 @@ void math_call(const Tier0Kernel::Call& s, const double* a, const double* b, dou
     const Binary f = reinterpret_cast<Binary>(s.function);
     for (uint32_t l = 0; l < B; ++l) out[l] = f(a[l], b[l]);
   }
-}
-
-// The libm function codegen calls per lane for `name` (declared by that name in the
-// kernel, so resolved to the same libm symbol).
-void* libm_function(std::string_view name) {
-  struct Entry {
-    std::string_view name;
-    void* f;
-  };
-  static const Entry table[] = {
-      {"cbrt", reinterpret_cast<void*>(static_cast<Unary>(::cbrt))},
-      {"exp", reinterpret_cast<void*>(static_cast<Unary>(::exp))},
-      {"expm1", reinterpret_cast<void*>(static_cast<Unary>(::expm1))},
-      {"log", reinterpret_cast<void*>(static_cast<Unary>(::log))},
-      {"log1p", reinterpret_cast<void*>(static_cast<Unary>(::log1p))},
-      {"pow", reinterpret_cast<void*>(static_cast<Binary>(::pow))},
-      {"sin", reinterpret_cast<void*>(static_cast<Unary>(::sin))},
-      {"cos", reinterpret_cast<void*>(static_cast<Unary>(::cos))},
-      {"tan", reinterpret_cast<void*>(static_cast<Unary>(::tan))},
-      {"asin", reinterpret_cast<void*>(static_cast<Unary>(::asin))},
-      {"acos", reinterpret_cast<void*>(static_cast<Unary>(::acos))},
-      {"atan", reinterpret_cast<void*>(static_cast<Unary>(::atan))},
-      {"atan2", reinterpret_cast<void*>(static_cast<Binary>(::atan2))},
-      {"sinh", reinterpret_cast<void*>(static_cast<Unary>(::sinh))},
-      {"cosh", reinterpret_cast<void*>(static_cast<Unary>(::cosh))},
-      {"tanh", reinterpret_cast<void*>(static_cast<Unary>(::tanh))},
-      {"hypot", reinterpret_cast<void*>(static_cast<Binary>(::hypot))},
-  };
-  for (const Entry& e : table)
-    if (e.name == name) return e.f;
-  return nullptr;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -266,150 +240,114 @@ void store_step(const Tier0Kernel::Instr& i, const Frame& f) {
   }
 }
 
-// ---------------------------------------------------------------------------------------
-// Flattening a graph into steps over reusable registers.
+void segment_step(const Tier0Kernel::Instr& i, const Frame& f) {
+  reinterpret_cast<SegmentCode::Function>(f.segments[i.c])(f.regs, f.pool, f.spills);
+}
 
-class Flattener {
- public:
-  // `stores`: per node, the places (array, offset) its value is stored to.
-  Flattener(const ir::Graph& graph, const KernelLayout& layout, const CompileOptions& options,
-            const std::vector<std::vector<KernelLayout::Place>>& stores, std::vector<Tier0Kernel::Step>& steps)
-      : g_(graph), layout_(layout), options_(options), width_(resolve_vector_width(options.vector_width, options.cpu_level)),
-        stores_(stores), steps_(steps), reg_(graph.size(), kNever), last_use_(graph.size(), 0) {}
+// LoadRows and StoreArray: 8 instances by 8 offsets at a time, transposed in registers, so
+// that each instance's row is read (or written) as one vector and each register's column
+// as another, instead of a scalar access per value (which had become most of a segmented
+// tier 0's time). They exist only with segments, so only for AVX-512.
+#if defined(__x86_64__)
+// GCC 12's _mm512_shuffle_f64x2 passes _mm512_undefined_pd() as its unused merge source,
+// which -Wmaybe-uninitialized reports at -O3; no lane of it reaches a result.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+[[gnu::target("avx512f")]] inline void transpose8(__m512d r[8]) {
+  // Rows a..h in r[0..7]; t[0] = a0 b0 a2 b2 a4 b4 a6 b6, t[1] = a1 b1 a3 b3 ..., t[2] =
+  // c0 d0 c2 d2 ...
+  const __m512d t[8] = {_mm512_unpacklo_pd(r[0], r[1]), _mm512_unpackhi_pd(r[0], r[1]),
+                        _mm512_unpacklo_pd(r[2], r[3]), _mm512_unpackhi_pd(r[2], r[3]),
+                        _mm512_unpacklo_pd(r[4], r[5]), _mm512_unpackhi_pd(r[4], r[5]),
+                        _mm512_unpacklo_pd(r[6], r[7]), _mm512_unpackhi_pd(r[6], r[7])};
+  __m512d u[8];
+  u[0] = _mm512_shuffle_f64x2(t[0], t[2], 0x88);  // a0 b0 a4 b4 c0 d0 c4 d4
+  u[1] = _mm512_shuffle_f64x2(t[0], t[2], 0xdd);  // a2 b2 a6 b6 c2 d2 c6 d6
+  u[2] = _mm512_shuffle_f64x2(t[1], t[3], 0x88);  // a1 b1 a5 b5 ...
+  u[3] = _mm512_shuffle_f64x2(t[1], t[3], 0xdd);  // a3 b3 a7 b7 ...
+  u[4] = _mm512_shuffle_f64x2(t[4], t[6], 0x88);
+  u[5] = _mm512_shuffle_f64x2(t[4], t[6], 0xdd);
+  u[6] = _mm512_shuffle_f64x2(t[5], t[7], 0x88);
+  u[7] = _mm512_shuffle_f64x2(t[5], t[7], 0xdd);
+  r[0] = _mm512_shuffle_f64x2(u[0], u[4], 0x88);  // a0 b0 c0 d0 e0 f0 g0 h0
+  r[4] = _mm512_shuffle_f64x2(u[0], u[4], 0xdd);
+  r[2] = _mm512_shuffle_f64x2(u[1], u[5], 0x88);
+  r[6] = _mm512_shuffle_f64x2(u[1], u[5], 0xdd);
+  r[1] = _mm512_shuffle_f64x2(u[2], u[6], 0x88);
+  r[5] = _mm512_shuffle_f64x2(u[2], u[6], 0xdd);
+  r[3] = _mm512_shuffle_f64x2(u[3], u[7], 0x88);
+  r[7] = _mm512_shuffle_f64x2(u[3], u[7], 0xdd);
+}
+#pragma GCC diagnostic pop
 
-  // Steps for every live node in order, each output's stores right after its node, and a
-  // register released after its value's last use (as an argument or a store): an output
-  // does not hold a register to the end (se3_between's normal equations: 68 of scratch
-  // KiB before, when every output was stored at the end).
-  void run() {
-    const std::vector<bool> live = ir::live_nodes(g_);
-    for (NodeId i = 0; i < g_.size(); ++i)
-      if (live[i])
-        for (int k = 0; k < g_[i].num_args; ++k) last_use_[g_[i].args[k]] = i;
-    for (NodeId i = 0; i < g_.size(); ++i) {
-      if (!live[i]) continue;
-      const ir::Node& n = g_[i];
-      reg_[i] = allocate();
-      emit(i, n);
-      for (const KernelLayout::Place& p : stores_[i]) {
-        Tier0Kernel::Step st;
-        st.kind = Tier0Kernel::Kind::Store;
-        st.dst = reg_[i];
-        st.a = p.array;
-        st.b = p.offset;
-        steps_.push_back(st);
-      }
-      for (int k = 0; k < n.num_args; ++k)
-        if (last_use_[n.args[k]] == i) release(n.args[k]);
-      if (last_use_[i] <= i) release(i);  // no later node reads it
+// Every lane of the block, padding included (its rows are the last instance's).
+[[gnu::target("avx512f")]] void load_rows_step(const Tier0Kernel::Instr& i, const Frame& f) {
+  const Tier0Kernel::RowLoad& t = f.rows[i.a];
+  const double* const* rows = t.data ? f.data_rows : f.var_rows + size_t{t.slot} * B;
+  for (uint32_t l0 = 0; l0 < B; l0 += 8)
+    for (const Tier0Kernel::Tile& tile : t.tiles) {
+      __m512d r[8];
+      for (int l = 0; l < 8; ++l) r[l] = _mm512_maskz_loadu_pd(tile.mask, rows[l0 + l] + tile.first);
+      transpose8(r);
+      for (int k = 0; k < 8; ++k)
+        if (tile.mask >> k & 1) _mm512_store_pd(f.regs + size_t{tile.column[k]} * B + l0, r[k]);
+    }
+}
+
+// The block's real instances only.
+[[gnu::target("avx512f")]] void store_array_step(const Tier0Kernel::Instr& i, const Frame& f) {
+  const Tier0Kernel::ArrayStore& t = f.arrays[i.a];
+  const OutputArray& a = f.outputs[t.array];
+  for (int64_t l0 = 0; l0 < f.count; l0 += 8) {
+    const int lanes = static_cast<int>(std::min<int64_t>(8, f.count - l0));
+    double* row[8];
+    for (int l = 0; l < lanes; ++l)
+      row[l] = a.scattered ? f.args->scatter[t.array][f.first + l0 + l]
+                           : f.args->outputs[t.array] + (f.first + l0 + l) * a.per_instance;
+    for (const Tier0Kernel::Tile& tile : t.tiles) {
+      __m512d r[8];
+      for (int k = 0; k < 8; ++k)
+        r[k] = tile.mask >> k & 1 ? _mm512_load_pd(f.regs + size_t{tile.column[k]} * B + l0) : _mm512_setzero_pd();
+      transpose8(r);
+      for (int l = 0; l < lanes; ++l) _mm512_mask_storeu_pd(row[l] + tile.first, tile.mask, r[l]);
     }
   }
-  uint32_t registers() const { return next_; }
-
- private:
-  uint32_t allocate() {
-    if (free_.empty()) return next_++;
-    const uint32_t r = free_.back();
-    free_.pop_back();
-    return r;
-  }
-  void release(NodeId node) {
-    if (reg_[node] == kNever) return;
-    free_.push_back(reg_[node]);
-    reg_[node] = kNever;  // released once (an op may use the same argument twice)
-  }
-  uint32_t arg(const ir::Node& n, int k) const { return k < n.num_args ? reg_[n.args[k]] : 0; }
-
-  void emit(NodeId i, const ir::Node& n) {
-    Tier0Kernel::Step s;
-    s.dst = reg_[i];
-    s.op = n.op;
-    switch (n.op) {
-      case Op::Const:
-        s.kind = Tier0Kernel::Kind::Constant;
-        s.value = n.value;
-        break;
-      case Op::Input:
-        if (n.input.kind == ir::InputKind::Var) {
-          s.kind = Tier0Kernel::Kind::LoadVar;
-          s.a = n.input.slot;
-          s.b = n.input.component;
-        } else if (n.input.kind == ir::InputKind::Data) {
-          s.kind = Tier0Kernel::Kind::LoadData;
-          s.b = layout_.data_offset.at(n.input.slot) + n.input.component;
-        } else {
-          throw Error("tier 0: a kernel graph has no tangent inputs");
-        }
-        break;
-      default:
-        s.a = arg(n, 0);
-        s.b = arg(n, 1);
-        s.c = arg(n, 2);
-        s.int_attr = n.int_attr;
-        if (n.op == Op::Powi && std::abs(int64_t{n.int_attr}) > 16) {
-          // codegen calls pow(x, n) past |n| = 16: the exponent is a constant register.
-          Tier0Kernel::Step k;
-          k.kind = Tier0Kernel::Kind::Constant;
-          k.dst = s.b = allocate();
-          k.value = static_cast<double>(n.int_attr);
-          steps_.push_back(k);
-          math(s, "pow", 2);
-          steps_.push_back(s);
-          free_.push_back(s.b);
-          return;
-        }
-        if (const char* name = libm_name(n.op)) {
-          math(s, name, n.num_args);
-        } else if (op_handler(n.op)) {
-          s.kind = Tier0Kernel::Kind::Op;
-        } else {
-          throw Error("tier 0: no executor for op " + std::string(ir::name(n.op)));
-        }
-    }
-    steps_.push_back(s);
-  }
-
-  void math(Tier0Kernel::Step& s, const char* name, unsigned arity) {
-    s.kind = Tier0Kernel::Kind::MathCall;
-    s.arity = static_cast<uint8_t>(arity);
-    s.variant = math_variant(options_, width_, name, arity);
-    s.function = s.variant.lanes ? libmvec_function(mvec_symbol(s.variant, name, arity))
-                                 : libm_function(name);
-    if (!s.function) throw Error(std::string("tier 0: no function for ") + name);
-  }
-
-  const ir::Graph& g_;
-  const KernelLayout& layout_;
-  const CompileOptions& options_;
-  const uint32_t width_;
-  const std::vector<std::vector<KernelLayout::Place>>& stores_;
-  std::vector<Tier0Kernel::Step>& steps_;
-  std::vector<uint32_t> reg_;
-  std::vector<NodeId> last_use_;
-  std::vector<uint32_t> free_;
-  uint32_t next_ = 0;
-};
+}
+#else
+void load_rows_step(const Tier0Kernel::Instr&, const Frame&) {}
+void store_array_step(const Tier0Kernel::Instr&, const Frame&) {}
+#endif
 
 }  // namespace
 
 Tier0Kernel::Tier0Kernel(const ir::Trace& mode_graph, const KernelLayout& layout,
-                         const CompileOptions& options)
+                         const CompileOptions& options, Code code)
     : layout_(layout), num_vars_(static_cast<uint32_t>(layout.ambient.size())) {
   const ir::Trace graph = executed_graph(mode_graph, options);
   std::vector<std::vector<KernelLayout::Place>> stores(graph.graph.size());
   const std::vector<bool> stored = stored_outputs(layout, graph.graph.outputs);
   for (size_t k = 0; k < graph.graph.outputs.size(); ++k)
     if (stored[k]) stores[graph.graph.outputs[k].node].push_back(layout.place(graph.graph.outputs[k]));
-  std::vector<Step> steps;
-  Flattener f(graph.graph, layout, options, stores, steps);
-  f.run();
-  registers_ = std::max(f.registers(), 1u);
-  instrs_.reserve(steps.size());
-  for (const Step& st : steps) {
+  Tier0Program p = flatten_for_tier0(graph.graph, layout, options, stores,
+                                      code == Code::Auto && segment_code_available());
+  registers_ = std::max(p.registers, 1u);
+  if (!p.segments.empty()) {
+    SegmentCompiler compiler(p.segment_constants);
+    for (const Segment& seg : p.segments) segment_offsets_.push_back(compiler.add(seg, B));
+    spill_slots_ = compiler.spill_slots();
+    segment_code_ = compiler.finish();
+    for (size_t& offset : segment_offsets_)
+      segment_functions_.push_back(reinterpret_cast<void*>(segment_code_->function(offset)));
+  }
+  rows_ = std::move(p.rows);
+  arrays_ = std::move(p.arrays);
+  instrs_.reserve(p.steps.size());
+  for (const Step& st : p.steps) {
     Instr i{nullptr, st.dst, st.a, st.b, st.c};
     switch (st.kind) {
       case Kind::Op:
         i.run = op_handler(st.op);
+        if (!i.run) throw Error("tier 0: no executor for op " + std::string(ir::name(st.op)));
         if (st.op == Op::Powi) i.c = static_cast<uint32_t>(st.int_attr);
         break;
       case Kind::Constant:
@@ -425,9 +363,20 @@ Tier0Kernel::Tier0Kernel(const ir::Trace& mode_graph, const KernelLayout& layout
         calls_.push_back({st.function, st.variant, st.arity});
         break;
       case Kind::Store: i.run = &store_step; break;
+      case Kind::Segment: i.run = &segment_step; break;
+      case Kind::LoadRows: i.run = &load_rows_step; break;
+      case Kind::StoreArray: i.run = &store_array_step; break;
     }
     instrs_.push_back(i);
   }
+}
+
+Tier0Kernel::~Tier0Kernel() = default;
+
+Tier0Kernel::AlignedDoubles::AlignedDoubles(size_t n) {
+  const size_t bytes = std::max<size_t>((n * sizeof(double) + 63) / 64 * 64, 64);
+  p.reset(static_cast<double*>(std::aligned_alloc(64, bytes)));
+  if (!p) throw std::bad_alloc();
 }
 
 std::unique_ptr<Tier0Kernel::Scratch> Tier0Kernel::take_scratch() const {
@@ -440,7 +389,8 @@ std::unique_ptr<Tier0Kernel::Scratch> Tier0Kernel::take_scratch() const {
     }
   }
   auto s = std::make_unique<Scratch>();
-  s->regs.resize(size_t{registers_} * B);
+  s->regs = AlignedDoubles(size_t{registers_} * B);
+  s->spills = AlignedDoubles(size_t{spill_slots_} * 8);
   s->rows.resize(size_t{num_vars_ + 1} * B);
   return s;
 }
@@ -453,14 +403,15 @@ void Tier0Kernel::give_back(std::unique_ptr<Scratch> scratch) const {
 void Tier0Kernel::operator()(const KernelArgs& args) const {
   if (args.end <= args.begin) return;
   std::unique_ptr<Scratch> scratch = take_scratch();
-  run(args, scratch->regs.data(), scratch->rows.data());
+  run(args, *scratch);
   give_back(std::move(scratch));
 }
 
-void Tier0Kernel::run(const KernelArgs& args, double* regs, const double** rows) const {
-  const double** var_rows = rows;  // [slot][lane]
-  const double** data_rows = rows + size_t{num_vars_} * B;
-  Frame f{regs, var_rows, data_rows, &args, layout_.outputs.data(), calls_.data(), constants_.data(), 0, 0};
+void Tier0Kernel::run(const KernelArgs& args, Scratch& scratch) const {
+  const double** var_rows = scratch.rows.data();  // [slot][lane]
+  const double** data_rows = var_rows + size_t{num_vars_} * B;
+  Frame f{scratch.regs.data(), var_rows, data_rows, &args, layout_.outputs.data(), calls_.data(), constants_.data(),
+          rows_.data(), arrays_.data(), segment_functions_.data(), segment_code_ ? segment_code_->pool() : nullptr, scratch.spills.data(), 0, 0};
   for (int64_t first = args.begin; first < args.end; first += B) {
     const int64_t count = std::min<int64_t>(B, args.end - first);
     for (uint32_t l = 0; l < B; ++l) {

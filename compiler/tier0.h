@@ -15,6 +15,12 @@
 // and baseline x86-64, chosen at run time). The last block of a range is padded with
 // copies of its last instance, which are computed and not stored.
 //
+// On a CPU with AVX-512F, each run of ops that tier0_x86.h compiles is one Segment step of
+// machine code that keeps its values in vector registers (the interpreted steps' memory
+// traffic was what bound tier 0: se3_between's normal equations went from 6.3x to 1.5x
+// the compiled kernel's time); the loads of a variable slot and the stores of an output
+// array then move 8 x 8 tiles, transposed in registers.
+//
 // Bit-identity with the compiled kernel (codegen.cpp) rests on three things:
 //   - the same graph: executed_graph(mode_graph, options) (kernel_numerics.h), so the same
 //     products are fused into fma, each computed by one fused instruction here too;
@@ -29,6 +35,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -38,6 +45,8 @@
 #include "lsjit/compiler/kernel_numerics.h"
 
 namespace lsjit::compiler {
+
+class SegmentCode;
 
 class Tier0Kernel {
  public:
@@ -50,7 +59,12 @@ class Tier0Kernel {
   // `mode_graph`: graph_for_mode's result; `layout`: make_layout(mode_graph.signature, mode);
   // `options`: those the compiled kernel of the same key uses (its width is resolved as
   // host_target resolves it). Throws lsjit::Error for an op tier 0 cannot run.
-  Tier0Kernel(const ir::Trace& mode_graph, const KernelLayout& layout, const CompileOptions& options);
+  // `code`: Auto compiles runs of arithmetic to machine code where the CPU runs it
+  // (tier0_x86.h: AVX-512F), Interpreted runs every op as a step (what other CPUs do).
+  enum class Code : uint8_t { Auto, Interpreted };
+  Tier0Kernel(const ir::Trace& mode_graph, const KernelLayout& layout, const CompileOptions& options,
+              Code code = Code::Auto);
+  ~Tier0Kernel();
 
   // The kernel contract (kernel.h): instances [args.begin, args.end). Thread safe: each
   // call takes a scratch buffer from the kernel's pool and gives it back. (Not a
@@ -61,11 +75,33 @@ class Tier0Kernel {
 
   uint32_t registers() const { return registers_; }  // columns of scratch a call uses
   size_t steps() const { return instrs_.size(); }
+  size_t segments() const { return segment_functions_.size(); }  // steps run as machine code
 
   // One instruction: dst ← op(a, b, c) on every instance of the block. Kinds other than
-  // Op are loads of an input (a: variable slot or data, b: component or offset), and Store,
-  // which writes register dst to output array a at offset b for the block's instances.
-  enum class Kind : uint8_t { Op, LoadVar, LoadData, Constant, MathCall, Store };
+  // Op are loads of an input (a: variable slot or data, b: component or offset), Store,
+  // which writes register dst to output array a at offset b for the block's instances,
+  // Segment, which runs segment c's machine code over the block's registers, and (with
+  // segments) LoadRows and StoreArray, which move all of a row's inputs or an output
+  // array's values at once (a: their table, rows_ or arrays_).
+  enum class Kind : uint8_t { Op, LoadVar, LoadData, Constant, MathCall, Store, Segment, LoadRows, StoreArray };
+
+  // Eight consecutive offsets of a row from `first` and the register of each (`mask`:
+  // those moved), for LoadRows and StoreArray, which transpose 8 x 8 tiles of instances
+  // by offsets.
+  struct Tile {
+    uint32_t first;
+    uint8_t mask;
+    uint32_t column[8];
+  };
+  struct RowLoad {    // a variable slot's components, or the data's offsets
+    bool data;
+    uint32_t slot;
+    std::vector<Tile> tiles;
+  };
+  struct ArrayStore {  // every offset of one output array
+    uint32_t array;
+    std::vector<Tile> tiles;
+  };
   struct Step {
     Kind kind = Kind::Op;
     ir::Op op = ir::Op::Const;
@@ -101,15 +137,31 @@ class Tier0Kernel {
   KernelLayout layout_;
   uint32_t registers_ = 0;
   uint32_t num_vars_ = 0;
+  std::vector<RowLoad> rows_;
+  std::vector<ArrayStore> arrays_;
+  std::unique_ptr<SegmentCode> segment_code_;  // null when no step is a segment
+  std::vector<size_t> segment_offsets_;
+  std::vector<void*> segment_functions_;
+  uint32_t spill_slots_ = 0;
 
+  // Doubles on 64-byte lines: a register's column of kBlock starts on a line, so that
+  // every 8-lane access of a segment (and of an AVX-512 step loop) is one line.
+  struct AlignedDoubles {
+    struct Free {
+      void operator()(double* p) const { std::free(p); }
+    };
+    std::unique_ptr<double[], Free> p;
+    AlignedDoubles() = default;
+    explicit AlignedDoubles(size_t n);
+    double* data() const { return p.get(); }
+  };
   struct Scratch {
-    std::vector<double> regs;         // registers_ columns of kBlock
+    AlignedDoubles regs;              // registers_ columns of kBlock
+    AlignedDoubles spills;            // spill_slots_ vectors of 8
     std::vector<const double*> rows;  // (num_vars_ + 1) * kBlock input rows
   };
   std::unique_ptr<Scratch> take_scratch() const;
-  // The call on one scratch buffer: `regs` of registers_ * kBlock, `rows` of
-  // (num_vars_ + 1) * kBlock.
-  void run(const KernelArgs& args, double* regs, const double** rows) const;
+  void run(const KernelArgs& args, Scratch& scratch) const;
   void give_back(std::unique_ptr<Scratch> scratch) const;
   mutable std::mutex pool_mutex_;
   mutable std::vector<std::unique_ptr<Scratch>> pool_;  // idle buffers, one per past concurrent call

@@ -182,25 +182,31 @@ inline size_t check_tier0(const ir::Trace& traced, compiler::KernelMode mode, in
                           const InstanceSampler& sample, std::mt19937_64& rng,
                           const compiler::CompileOptions& options = {}) {
   const KernelCase c = make_case(traced, mode, count, sample, rng, options, "tier0_");
-  const compiler::Tier0Kernel tier0(c.graph, c.layout, options);
-  KernelOutputs jit = make_outputs(c.layout, count, -12345.0), t0 = make_outputs(c.layout, count, 54321.0);
+  KernelOutputs jit = make_outputs(c.layout, count, -12345.0);
   for (auto [b, e] : {std::pair<int64_t, int64_t>{0, count / 3}, {count / 3, count}}) {
     const compiler::KernelArgs a = c.args(jit, b, e);
     c.kernel->function()(&a);
   }
-  const int64_t five = std::min<int64_t>(count, 5), half = std::max<int64_t>(count / 2, five);
-  for (auto [b, e] : {std::pair<int64_t, int64_t>{0, five}, {five, half}, {half, count}}) tier0(c.args(t0, b, e));
+  // Both ways tier 0 runs: with its runs of arithmetic as machine code where this CPU runs
+  // it (tier0_x86.h), and every op interpreted, as on other CPUs.
   size_t compared = 0, mismatches = 0;
-  for (size_t a = 0; a < c.layout.outputs.size(); ++a)
-    for (size_t k = 0; k < jit.arrays[a].size(); ++k, ++compared) {
-      const double x = jit.arrays[a][k], y = t0.arrays[a][k];
-      const bool same = (std::isnan(x) && std::isnan(y)) ||
-                        std::bit_cast<uint64_t>(x) == std::bit_cast<uint64_t>(y);
-      if (!same && mismatches++ < 5)
-        FAIL_CHECK(traced.signature.name << " " << compiler::mode_name(mode) << " count "
-                   << count << ": " << c.layout.outputs[a].name << " value " << k
-                   << " is " << x << " compiled and " << y << " in tier 0");
-    }
+  for (compiler::Tier0Kernel::Code code : {compiler::Tier0Kernel::Code::Auto, compiler::Tier0Kernel::Code::Interpreted}) {
+    const char* how = code == compiler::Tier0Kernel::Code::Auto ? "tier 0" : "tier 0 interpreted";
+    const compiler::Tier0Kernel tier0(c.graph, c.layout, options, code);
+    KernelOutputs t0 = make_outputs(c.layout, count, 54321.0);
+    const int64_t five = std::min<int64_t>(count, 5), half = std::max<int64_t>(count / 2, five);
+    for (auto [b, e] : {std::pair<int64_t, int64_t>{0, five}, {five, half}, {half, count}}) tier0(c.args(t0, b, e));
+    for (size_t a = 0; a < c.layout.outputs.size(); ++a)
+      for (size_t k = 0; k < jit.arrays[a].size(); ++k, ++compared) {
+        const double x = jit.arrays[a][k], y = t0.arrays[a][k];
+        const bool same = (std::isnan(x) && std::isnan(y)) ||
+                          std::bit_cast<uint64_t>(x) == std::bit_cast<uint64_t>(y);
+        if (!same && mismatches++ < 5)
+          FAIL_CHECK(traced.signature.name << " " << compiler::mode_name(mode) << " count "
+                     << count << ": " << c.layout.outputs[a].name << " value " << k
+                     << " is " << x << " compiled and " << y << " in " << how);
+      }
+  }
   CHECK_MESSAGE(mismatches == 0, traced.signature.name << " " << compiler::mode_name(mode)
                                                        << ": " << mismatches << " differ");
   return compared;
