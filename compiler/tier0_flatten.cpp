@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
-#include <unordered_map>
 
 #include "lsjit/compiler/host_cpu.h"
 #include "lsjit/ir/error.h"
@@ -14,7 +13,6 @@ namespace {
 
 using ir::NodeId;
 using ir::Op;
-constexpr uint32_t B = Tier0Kernel::kBlock;
 constexpr uint32_t kNever = 0xffffffffu;
 using Unary = double (*)(double);
 using Binary = double (*)(double, double);
@@ -58,14 +56,15 @@ class Flattener {
             const std::vector<std::vector<KernelLayout::Place>>& stores, bool segments)
       : g_(graph), layout_(layout), options_(options), width_(resolve_vector_width(options.vector_width, options.cpu_level)),
         stores_(stores), segments_enabled_(segments), column_(graph.size(), kNever), unit_of_(graph.size(), kNever),
-        last_unit_(graph.size(), 0) {}
+        last_unit_(graph.size(), 0), segment_op_(segments ? graph.size() : 0, kNever),
+        constant_index_(segments ? graph.size() : 0, kNever) {}
 
   // Steps for every live node. Without segments: in node order, each output's stores right
   // after its node, and a register released after its value's last use (as an argument or
   // a store), so an output does not hold a register to the end (se3_between's normal
   // equations: 68 of scratch KiB before, when every output was stored at the end). With
-  // segments, loads and the constants a step reads come first, and each segment's stores
-  // follow it.
+  // segments, loads and the constants a step reads come first and the stores last, an
+  // output array at a time: a segment writes all its outputs at once anyway.
   void run() {
     plan_units();
     mark_columns();
@@ -167,7 +166,7 @@ class Flattener {
     // segment reads its inputs while it writes its outputs.
     for (NodeId i : unit.nodes)
       if (needs_column_[i]) column_[i] = allocate();
-    if (unit.kind == UnitKind::Segment) emit_segment(unit);
+    if (unit.kind == UnitKind::Segment) emit_segment(u);
     else if (unit.kind == UnitKind::Rows) emit_rows(unit);
     else emit_step(unit.nodes[0], g_[unit.nodes[0]]);
     if (!segments_enabled_)
@@ -309,14 +308,17 @@ class Flattener {
 
   // ---- segments
 
-  void emit_segment(const Unit& unit) {
+  void emit_segment(uint32_t u) {
     Segment seg;
-    std::unordered_map<NodeId, Segment::Ref> local;  // node -> its final op's result
     auto ref = [&](NodeId a) -> Segment::Ref {
-      if (auto it = local.find(a); it != local.end()) return it->second;
-      if (pool_only(a)) return constant(g_[a].value);
+      if (unit_of_[a] == u) return {Segment::Ref::Kind::Result, segment_op_[a]};  // its final op
+      if (pool_only(a)) {  // one pool entry per constant node, however often it is read
+        if (constant_index_[a] == kNever) constant_index_[a] = constant(g_[a].value).index;
+        return {Segment::Ref::Kind::Constant, constant_index_[a]};
+      }
       return {Segment::Ref::Kind::Column, column_[a]};
     };
+    const Unit& unit = units_[u];
     for (NodeId i : unit.nodes) {
       const ir::Node& n = g_[i];
       Segment::Ref r;
@@ -328,7 +330,7 @@ class Flattener {
         r = push(seg, o);
       }
       if (needs_column_[i]) seg.ops[r.index].column = column_[i];
-      local[i] = r;
+      segment_op_[i] = r.index;
     }
     Tier0Kernel::Step st;
     st.kind = Tier0Kernel::Kind::Segment;
@@ -375,6 +377,7 @@ class Flattener {
   std::vector<Tier0Kernel::ArrayStore> arrays_;
   std::vector<Segment> segments_;
   std::vector<double> segment_constants_;
+  std::vector<uint32_t> segment_op_, constant_index_;  // per node: its op in its segment; its pool entry
   std::vector<uint32_t> free_;
   uint32_t next_ = 0;
 };

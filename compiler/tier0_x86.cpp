@@ -8,7 +8,6 @@
 #include <cstring>
 #include <limits>
 #include <string>
-#include <unordered_map>
 
 #include "lsjit/compiler/x86_avx512.h"
 #include "lsjit/ir/error.h"
@@ -100,15 +99,38 @@ constexpr x::Mask k1{1}, k2{2};
 class SegmentEmitter {
  public:
   SegmentEmitter(SegmentCompiler& compiler, const Segment& s, uint32_t block)
-      : c_(compiler), s_(s), column_bytes_(int32_t{8} * static_cast<int32_t>(block)) {
-    result_.resize(s.ops.size());
-    for (uint32_t k = 0; k < s.ops.size(); ++k) {
-      result_[k] = new_value(x::Mem{x::Gpr::rdi, 0}, false);
+      : c_(compiler), s_(s), column_bytes_(int32_t{8} * static_cast<int32_t>(block)),
+        constant_value_(compiler.constant_slot_.size(), kNoValue) {
+    // Values: the ops' results first (value k is op k's), then each column and constant in
+    // the order the ops first read them. Their uses (the ops reading them, each once) in
+    // one array: a count, then a fill.
+    values_.resize(s.ops.size());
+    for (uint32_t k = 0; k < s.ops.size(); ++k)
       for (int a = 0; a < s.ops[k].num_args; ++a) {
-        Value& v = values_[value_of(s.ops[k].args[a])];
-        if (v.uses.empty() || v.uses.back() != k) v.uses.push_back(k);
+        const Segment::Ref& ref = s.ops[k].args[a];
+        if (ref.kind == Segment::Ref::Kind::Result && ref.index >= k)
+          throw Error("tier 0: segment op " + std::to_string(k) + " reads the result of op " + std::to_string(ref.index));
+        const uint32_t id = value_of(ref);
+        if (last_reader_.size() <= id) last_reader_.resize(id + 1, kNoUse);
+        if (last_reader_[id] == k) continue;  // the same value twice in one op
+        last_reader_[id] = k;
+        ++values_[id].use_end;  // a count, for now
       }
+    uint32_t begin = 0;
+    for (Value& v : values_) {
+      v.use_begin = v.next = begin;
+      begin += v.use_end;
+      v.use_end = v.use_begin;
     }
+    uses_.resize(begin);
+    std::fill(last_reader_.begin(), last_reader_.end(), kNoUse);
+    for (uint32_t k = 0; k < s.ops.size(); ++k)
+      for (int a = 0; a < s.ops[k].num_args; ++a) {
+        const uint32_t id = value_of(s.ops[k].args[a]);
+        if (last_reader_[id] == k) continue;
+        last_reader_[id] = k;
+        uses_[values_[id].use_end++] = k;
+      }
     sign_ = compiler.pool_index(-0.0);
     magnitude_ = compiler.pool_index(std::bit_cast<double>(uint64_t{0x7fffffffffffffff}));
     zero_ = compiler.pool_index(0.0);
@@ -120,9 +142,9 @@ class SegmentEmitter {
     for (op_ = 0; op_ < s_.ops.size(); ++op_) {
       pinned_ = 0;
       const Segment::Op& o = s_.ops[op_];
-      Value& r = values_[result_[op_]];
+      Value& r = values_[op_];
       r.reg = emit(o);
-      owner_[r.reg] = result_[op_];
+      owner_[r.reg] = static_cast<int>(op_);
       if (o.column >= 0) {  // read after the segment: written now, and reloadable from there
         r.home = column(static_cast<uint32_t>(o.column));
         r.has_home = true;
@@ -131,7 +153,7 @@ class SegmentEmitter {
       // Operands past their last use, and a result nothing in the segment reads, free
       // their registers.
       for (int k = 0; k < o.num_args; ++k) retire(value_of(o.args[k]));
-      retire(result_[op_]);
+      retire(op_);
     }
   }
   uint32_t spill_slots() const { return spill_slots_; }
@@ -141,15 +163,16 @@ class SegmentEmitter {
     int reg = -1;
     bool has_home = false;
     x::Mem home{x::Gpr::rdi, 0};
-    std::vector<uint32_t> uses;  // ops that read it, increasing
-    size_t next = 0;             // first entry of `uses` not yet passed
-    int spill = -1;              // its spill slot, once spilled
+    uint32_t use_begin = 0, use_end = 0;  // uses_[use_begin, use_end): the ops reading it
+    uint32_t next = 0;                    // first of those not yet passed
+    int spill = -1;                       // its spill slot, once spilled
   };
+  static constexpr uint32_t kNoValue = std::numeric_limits<uint32_t>::max();
 
-  uint32_t new_value(x::Mem home, bool has_home) {
+  uint32_t new_value(x::Mem home) {
     values_.push_back({});
     values_.back().home = home;
-    values_.back().has_home = has_home;
+    values_.back().has_home = true;
     return static_cast<uint32_t>(values_.size() - 1);
   }
   x::Mem column(uint32_t c) const { return {x::Gpr::rdi, static_cast<int32_t>(c) * column_bytes_}; }
@@ -158,31 +181,32 @@ class SegmentEmitter {
 
   uint32_t value_of(const Segment::Ref& ref) {
     switch (ref.kind) {
-      case Segment::Ref::Kind::Result: return result_.at(ref.index);
+      case Segment::Ref::Kind::Result: return ref.index;  // (checked by the constructor)
       case Segment::Ref::Kind::Column: {
-        auto [it, inserted] = columns_.try_emplace(ref.index, 0);
-        if (inserted) it->second = new_value(column(ref.index), true);
-        return it->second;
+        if (column_value_.size() <= ref.index) column_value_.resize(ref.index + 1, kNoValue);
+        uint32_t& id = column_value_[ref.index];
+        if (id == kNoValue) id = new_value(column(ref.index));
+        return id;
       }
       case Segment::Ref::Kind::Constant: {
-        auto [it, inserted] = constants_.try_emplace(ref.index, 0);
-        if (inserted) it->second = new_value(pool(c_.constant_slot_.at(ref.index)), true);
-        return it->second;
+        uint32_t& id = constant_value_.at(ref.index);
+        if (id == kNoValue) id = new_value(pool(c_.constant_slot_[ref.index]));
+        return id;
       }
     }
     throw Error("tier 0: a segment operand of no kind");
   }
-  uint32_t next_use(const Value& v) const { return v.next < v.uses.size() ? v.uses[v.next] : kNoUse; }
+  uint32_t next_use(const Value& v) const { return v.next < v.use_end ? uses_[v.next] : kNoUse; }
   bool dies_here(uint32_t id) const {
     const Value& v = values_[id];
-    return v.uses.empty() || (v.uses.back() == op_ && id != result_[op_]);
+    return v.use_begin == v.use_end || (uses_[v.use_end - 1] == op_ && id != op_);
   }
 
   // Past op_: the value's uses advance; with none left its register is freed.
   void retire(uint32_t id) {
     Value& v = values_[id];
-    while (v.next < v.uses.size() && v.uses[v.next] <= op_) ++v.next;
-    if (v.next < v.uses.size()) return;
+    while (v.next < v.use_end && uses_[v.next] <= op_) ++v.next;
+    if (v.next < v.use_end) return;
     if (v.reg >= 0) {
       owner_[v.reg] = -1;
       v.reg = -1;
@@ -388,8 +412,8 @@ class SegmentEmitter {
   const int32_t column_bytes_;
   x::Assembler* a_ = nullptr;
   std::vector<Value> values_;
-  std::vector<uint32_t> result_;  // op -> value
-  std::unordered_map<uint32_t, uint32_t> columns_, constants_;
+  std::vector<uint32_t> uses_, last_reader_;
+  std::vector<uint32_t> column_value_, constant_value_;  // column / constant -> value
   int owner_[kRegisters] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
                             -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
   uint32_t pinned_ = 0;
