@@ -330,15 +330,25 @@ Tier0Kernel::Tier0Kernel(const ir::Trace& mode_graph, const KernelLayout& layout
     if (stored[k]) stores[graph.graph.outputs[k].node].push_back(layout.place(graph.graph.outputs[k]));
   Tier0Program p = flatten_for_tier0(graph.graph, layout, options, stores,
                                       code == Code::Auto && segment_code_available());
-  registers_ = std::max(p.registers, 1u);
   if (!p.segments.empty()) {
-    SegmentCompiler compiler(p.segment_constants);
-    for (const Segment& seg : p.segments) segment_offsets_.push_back(compiler.add(seg, B));
-    spill_slots_ = compiler.spill_slots();
-    segment_code_ = compiler.finish();
-    for (size_t& offset : segment_offsets_)
-      segment_functions_.push_back(reinterpret_cast<void*>(segment_code_->function(offset)));
+    try {
+      SegmentCompiler compiler(p.segment_constants);
+      for (const Segment& seg : p.segments) segment_offsets_.push_back(compiler.add(seg, B));
+      spill_slots_ = compiler.spill_slots();
+      segment_code_ = compiler.finish();
+      for (size_t& offset : segment_offsets_)
+        segment_functions_.push_back(reinterpret_cast<void*>(segment_code_->function(offset)));
+    } catch (const Error&) {
+      // The system refused an executable mapping, or the graph is beyond what segments
+      // address: the same graph, every op a step.
+      segment_offsets_.clear();
+      segment_functions_.clear();
+      spill_slots_ = 0;
+      segment_code_.reset();
+      p = flatten_for_tier0(graph.graph, layout, options, stores, false);
+    }
   }
+  registers_ = std::max(p.registers, 1u);
   rows_ = std::move(p.rows);
   arrays_ = std::move(p.arrays);
   instrs_.reserve(p.steps.size());

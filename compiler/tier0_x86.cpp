@@ -175,7 +175,14 @@ class SegmentEmitter {
     values_.back().has_home = true;
     return static_cast<uint32_t>(values_.size() - 1);
   }
-  x::Mem column(uint32_t c) const { return {x::Gpr::rdi, static_cast<int32_t>(c) * column_bytes_}; }
+  // Column c of the block, [rdi + c * column bytes]: a graph with over 2^21 live values
+  // (beyond a 32-bit displacement) is refused, and tier 0 interprets it.
+  x::Mem column(uint32_t c) const {
+    const int64_t displacement = int64_t{c} * column_bytes_;
+    if (displacement > std::numeric_limits<int32_t>::max())
+      throw Error("tier 0: register " + std::to_string(c) + " is beyond a segment's 32-bit displacements");
+    return {x::Gpr::rdi, static_cast<int32_t>(displacement)};
+  }
   x::Mem pool(uint32_t slot) const { return {x::Gpr::rsi, static_cast<int32_t>(slot) * 64}; }
   static x::Zmm zmm(int r) { return {static_cast<uint8_t>(r)}; }
 

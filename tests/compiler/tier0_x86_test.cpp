@@ -149,3 +149,21 @@ TEST_CASE("tier 0 runs its arithmetic as machine code on an AVX-512 CPU, never f
   }
   CHECK(lines > 0);
 }
+
+TEST_CASE("tier 0's segment compiler refuses what its code could not address or order") {
+  using lsjit::compiler::Segment;
+  lsjit::compiler::SegmentCompiler compiler({2.5});
+  Segment far;  // column 2^21 of 128-instance blocks is 2 GiB away: past a 32-bit displacement
+  far.ops.push_back({Op::Add, 2, {{Segment::Ref::Kind::Column, 1u << 21}, {Segment::Ref::Kind::Constant, 0}}, 0});
+  CHECK_THROWS_WITH_AS(compiler.add(far, 128), doctest::Contains("32-bit displacements"), lsjit::Error);
+  Segment near = far;  // the last column that fits
+  near.ops[0].args[0].index = (1u << 21) - 1;
+  CHECK_NOTHROW(compiler.add(near, 128));
+  Segment forward;  // an op that reads a later op's result
+  forward.ops.push_back({Op::Neg, 1, {{Segment::Ref::Kind::Result, 1}}, 0});
+  forward.ops.push_back({Op::Neg, 1, {{Segment::Ref::Kind::Column, 0}}, 1});
+  CHECK_THROWS_WITH_AS(compiler.add(forward, 128), doctest::Contains("reads the result of op 1"), lsjit::Error);
+  Segment odd;
+  odd.ops.push_back({Op::Neg, 1, {{Segment::Ref::Kind::Column, 0}}, 1});
+  CHECK_THROWS_AS(compiler.add(odd, 12), lsjit::Error);  // blocks of a multiple of 8 instances
+}
