@@ -333,15 +333,15 @@ Tier0Kernel::Tier0Kernel(const ir::Trace& mode_graph, const KernelLayout& layout
   if (!p.segments.empty()) {
     try {
       SegmentCompiler compiler(p.segment_constants);
-      for (const Segment& seg : p.segments) segment_offsets_.push_back(compiler.add(seg, B));
+      std::vector<size_t> offsets;
+      for (const Segment& seg : p.segments) offsets.push_back(compiler.add(seg, B));
       spill_slots_ = compiler.spill_slots();
       segment_code_ = compiler.finish();
-      for (size_t& offset : segment_offsets_)
+      for (size_t offset : offsets)
         segment_functions_.push_back(reinterpret_cast<void*>(segment_code_->function(offset)));
     } catch (const Error&) {
       // The system refused an executable mapping, or the graph is beyond what segments
       // address: the same graph, every op a step.
-      segment_offsets_.clear();
       segment_functions_.clear();
       spill_slots_ = 0;
       segment_code_.reset();
@@ -420,8 +420,9 @@ void Tier0Kernel::operator()(const KernelArgs& args) const {
 void Tier0Kernel::run(const KernelArgs& args, Scratch& scratch) const {
   const double** var_rows = scratch.rows.data();  // [slot][lane]
   const double** data_rows = var_rows + size_t{num_vars_} * B;
-  Frame f{scratch.regs.data(), var_rows, data_rows, &args, layout_.outputs.data(), calls_.data(), constants_.data(),
-          rows_.data(), arrays_.data(), segment_functions_.data(), segment_code_ ? segment_code_->pool() : nullptr, scratch.spills.data(), 0, 0};
+  Frame f{scratch.regs.data(), var_rows, data_rows, &args, layout_.outputs.data(), calls_.data(),
+          constants_.data(), rows_.data(), arrays_.data(), segment_functions_.data(),
+          segment_code_ ? segment_code_->pool() : nullptr, scratch.spills.data(), 0, 0};
   for (int64_t first = args.begin; first < args.end; first += B) {
     const int64_t count = std::min<int64_t>(B, args.end - first);
     for (uint32_t l = 0; l < B; ++l) {

@@ -140,8 +140,7 @@ class Tier0Kernel {
   std::vector<RowLoad> rows_;
   std::vector<ArrayStore> arrays_;
   std::unique_ptr<SegmentCode> segment_code_;  // null when no step is a segment
-  std::vector<size_t> segment_offsets_;
-  std::vector<void*> segment_functions_;
+  std::vector<void*> segment_functions_;       // by a Segment step's c
   uint32_t spill_slots_ = 0;
 
   // Doubles on 64-byte lines: a register's column of kBlock starts on a line, so that
