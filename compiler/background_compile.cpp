@@ -200,7 +200,7 @@ void KernelCache::start_in_tier0(const std::shared_ptr<Kernel>& kernel, const ir
   auto graph = std::make_shared<const ir::Trace>(graph_for_mode(traced, mode));
   (mode == KernelMode::Residual ? t.simplify_s : t.differentiate_s) = seconds_since(t0);
   kernel->layout = make_layout(traced.signature, mode);
-  kernel->tier0 = std::make_shared<const Tier0Kernel>(*graph, kernel->layout, options);
+  kernel->tier0 = std::make_shared<const Tier0Kernel>(*graph, kernel->layout, options, options_.tier0_code);
   kernel->source = source = KernelSource::Tier0;
   kernel->obtain_s = seconds_since(t0);
   {

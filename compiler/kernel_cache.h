@@ -42,6 +42,11 @@
 //   LSJIT_TIER=tiered|compiled|0    Options::tiering: Tiered (the default), Compiled or
 //                                   Tier0Only; any other value is warned about and means
 //                                   tiered
+//   LSJIT_TIER0_CODE=auto|interpreted
+//                                   Options::tier0_code: whether tier 0 compiles its runs
+//                                   of arithmetic to machine code where the CPU runs it
+//                                   (auto, the default) or interprets every op (for
+//                                   comparisons, and to rule the machine code out)
 //
 // Recompiles: a recompile is a memory miss for a (cost name, mode) that already has a
 // kernel with a different key in this cache, whether the new kernel then comes from disk
@@ -161,8 +166,9 @@ class KernelCache {
     bool fail_on_recompile = false;
     // Where kernels that are not in memory come from:
     //   Compiled   the disk, else a compile that the caller waits for;
-    //   Tiered     the disk, else tier 0 at once (tier0.h: the compiled kernel's bits, 2-7x
-    //              slower to evaluate) while a background thread compiles, switches the
+    //   Tiered     the disk, else tier 0 at once (tier0.h: the compiled kernel's bits,
+    //              1.2-1.7x slower to evaluate on the large kernels with AVX-512, 3-6x
+    //              interpreted) while a background thread compiles, switches the
     //              kernel to machine code and writes the disk entry (Kernel, above);
     //   Tier0Only  tier 0 always: no disk, LLVM never loaded. For platforms without LLVM.
   // Under each, kernels linked into the program (linked_kernels.h) come before the disk.
@@ -170,6 +176,9 @@ class KernelCache {
     // set). The process waits for background compiles at exit, and ~KernelCache for its own.
     enum class Tiering : uint8_t { Compiled, Tiered, Tier0Only };
     Tiering tiering = Tiering::Compiled;
+    // How tier 0 runs (Tier0Kernel::Code): machine code for runs of arithmetic where the
+    // CPU has AVX-512F, or every op interpreted. The same bits either way.
+    Tier0Kernel::Code tier0_code = Tier0Kernel::Code::Auto;
     Backend backend;
 
     static Options from_environment();

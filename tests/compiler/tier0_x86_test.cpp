@@ -3,6 +3,7 @@
 // more live values than registers, and the memory it runs from.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <random>
@@ -10,6 +11,7 @@
 
 #include "../support/kernel_check.h"
 #include "../support/test_functions.h"
+#include "lsjit/compiler/kernel_cache.h"
 #include "lsjit/compiler/tier0.h"
 #include "lsjit/compiler/tier0_x86.h"
 
@@ -166,4 +168,33 @@ TEST_CASE("tier 0's segment compiler refuses what its code could not address or 
   Segment odd;
   odd.ops.push_back({Op::Neg, 1, {{Segment::Ref::Kind::Column, 0}}, 1});
   CHECK_THROWS_AS(compiler.add(odd, 12), lsjit::Error);  // blocks of a multiple of 8 instances
+}
+
+TEST_CASE("KernelCache::Options::tier0_code and LSJIT_TIER0_CODE choose how tier 0 runs") {
+  using lsjit::compiler::KernelCache;
+  using lsjit::compiler::Tier0Kernel;
+  const char* saved = std::getenv("LSJIT_TIER0_CODE");
+  const std::string restore = saved ? saved : "";
+  ::unsetenv("LSJIT_TIER0_CODE");
+  CHECK(KernelCache::Options::from_environment().tier0_code == Tier0Kernel::Code::Auto);
+  ::setenv("LSJIT_TIER0_CODE", "interpreted", 1);
+  CHECK(KernelCache::Options::from_environment().tier0_code == Tier0Kernel::Code::Interpreted);
+  ::setenv("LSJIT_TIER0_CODE", "auto", 1);
+  CHECK(KernelCache::Options::from_environment().tier0_code == Tier0Kernel::Code::Auto);
+  if (saved) ::setenv("LSJIT_TIER0_CODE", restore.c_str(), 1);
+  else ::unsetenv("LSJIT_TIER0_CODE");
+
+  const lsjit::ir::Trace traced = trace_function(test_functions().front());
+  for (Tier0Kernel::Code code : {Tier0Kernel::Code::Auto, Tier0Kernel::Code::Interpreted}) {
+    KernelCache::Options o;
+    o.use_disk = false;
+    o.quiet = true;
+    o.tiering = KernelCache::Options::Tiering::Tier0Only;
+    o.tier0_code = code;
+    KernelCache cache(o);
+    const auto l = cache.lookup(traced, KernelMode::NormalEquations);
+    REQUIRE(l.kernel->tier0 != nullptr);
+    const bool machine_code = code == Tier0Kernel::Code::Auto && lsjit::compiler::segment_code_available();
+    CHECK((l.kernel->tier0->segments() > 0) == machine_code);
+  }
 }

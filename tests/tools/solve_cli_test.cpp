@@ -374,14 +374,22 @@ TEST_CASE("LSJIT_TIER=0 solves cold without LLVM, to the compiled kernels' solut
     CHECK(t0.out.find("libLLVM") == std::string::npos);
     CHECK(t0.out.find("0 hits, 2 misses (0 compiled, 2 started in tier 0)") != std::string::npos);
     CHECK((!fs::exists(cache) || fs::is_empty(cache)));
+    // Tier 0 with every op interpreted (LSJIT_TIER0_CODE): the same solution again.
+    const fs::path interpreted_out = file.parent_path() / "interpreted.g2o";
+    const Run interpreted = run("solve " + file.string() + " --out " + interpreted_out.string(),
+                                "LSJIT_TIER=0 LSJIT_TIER0_CODE=interpreted LSJIT_CACHE_DIR=" + cache.string());
+    REQUIRE(interpreted.exit_code == 0);
     const Run compiled = run("solve " + file.string() + " --out " + compiled_out.string(),
                              "LSJIT_TIER=compiled LSJIT_CACHE_DIR=" + cache.string());
     REQUIRE(compiled.exit_code == 0);
-    std::ifstream a(tier0_out), b(compiled_out);
-    const std::string tier0_text((std::istreambuf_iterator<char>(a)), std::istreambuf_iterator<char>());
-    const std::string compiled_text((std::istreambuf_iterator<char>(b)), std::istreambuf_iterator<char>());
+    auto text = [](const fs::path& path) {
+      std::ifstream in(path);
+      return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    };
+    const std::string tier0_text = text(tier0_out);
     CHECK(!tier0_text.empty());
-    CHECK(tier0_text == compiled_text);
+    CHECK(tier0_text == text(compiled_out));
+    CHECK(tier0_text == text(interpreted_out));
   }
 }
 

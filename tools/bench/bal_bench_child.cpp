@@ -62,7 +62,9 @@ compiler::KernelCache::Options cache_options(const ChildArgs& args) {
 void child_lsjit(const ChildArgs& args) {
   compiler::KernelCache::Options options = cache_options(args);
   // As a user's process: tiered (tier 0 while LLVM compiles) unless LSJIT_TIER says otherwise.
-  options.tiering = compiler::KernelCache::Options::from_environment().tiering;
+  const auto environment = compiler::KernelCache::Options::from_environment();
+  options.tiering = environment.tiering;
+  options.tier0_code = environment.tier0_code;
   compiler::KernelCache cache(options);
   const io::BalProblem bal = load(arg(args, "source"));
   const bool fixed = arg(args, "fixed") == "1";

@@ -69,7 +69,9 @@ void child_lsjit(const fs::path& file, const fs::path& cache_dir) {
   cache_options.directory = cache_dir;
   cache_options.quiet = true;
   // As a user's process: tiered (tier 0 while LLVM compiles) unless LSJIT_TIER says otherwise.
-  cache_options.tiering = lsjit::compiler::KernelCache::Options::from_environment().tiering;
+  const auto environment = lsjit::compiler::KernelCache::Options::from_environment();
+  cache_options.tiering = environment.tiering;
+  cache_options.tier0_code = environment.tier0_code;
   lsjit::compiler::KernelCache cache(cache_options);
   const lsjit::io::PoseGraph graph = read_timed(file);
   const auto start = Clock::now();
