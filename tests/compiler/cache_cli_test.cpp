@@ -19,7 +19,7 @@ using namespace lsjit::cache_testing;
 namespace {
 
 using Run = lsjit::testing::CliRun;
-inline Run run(const std::string& args) { return lsjit::testing::run_cli(args); }
+using lsjit::testing::run;
 
 // Three real kernels: scaled(2) and scaled(3) in residual_jacobian, two_vars in residual.
 struct Filled {

@@ -5,25 +5,11 @@
 #include <random>
 
 #include "../support/kernel_check.h"
+#include "../support/test_function_sampler.h"
 #include "../support/test_functions.h"
 
 using namespace lsjit::testing;
 using lsjit::compiler::KernelMode;
-
-namespace {
-
-InstanceSampler sampler_for(const TestFunction& t) {
-  return [&t](std::mt19937_64& rng) {
-    std::uniform_real_distribution<double> u(t.lo, t.hi);
-    lsjit::ir::InputValues in;
-    in.vars = {std::vector<double>(t.inputs)};
-    for (double& v : in.vars[0]) v = u(rng);
-    in.data = {{0.7, -1.3}};
-    return in;
-  };
-}
-
-}  // namespace
 
 TEST_CASE("JIT matches the interpreter on every test graph, mode and instance count") {
   std::mt19937_64 rng(2024);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../support/kernel_check.h"
+#include "../support/test_function_sampler.h"
 #include "../support/test_functions.h"
 #include "lsjit/compiler/kernel_loader.h"
 
@@ -66,16 +67,6 @@ bool same_bits(const std::vector<std::vector<double>>& a, const std::vector<std:
   return true;
 }
 
-InstanceSampler sampler_for(const TestFunction& t) {
-  return [&t](std::mt19937_64& rng) {
-    std::uniform_real_distribution<double> u(t.lo, t.hi);
-    lsjit::ir::InputValues in;
-    in.vars = {std::vector<double>(t.inputs)};
-    for (double& v : in.vars[0]) v = u(rng);
-    in.data = {{0.7, -1.3}};
-    return in;
-  };
-}
 
 // A real object with libmvec calls (sin, cos, atan2 on vectors) and constant pools.
 Built sample_object() {

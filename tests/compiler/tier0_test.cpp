@@ -13,6 +13,7 @@
 #include "../support/kernel_check.h"
 #include "../support/multi_slot_functions.h"
 #include "../support/run_cli.h"
+#include "../support/test_function_sampler.h"
 #include "../support/test_functions.h"
 #include "lsjit/compiler/host_cpu.h"
 #include "lsjit/compiler/kernel_cache.h"
@@ -20,28 +21,6 @@
 using namespace lsjit::testing;
 using lsjit::compiler::CompileOptions;
 using lsjit::compiler::KernelMode;
-
-namespace {
-
-// Inputs from the function's range, or with probability `special` one of the values where
-// implementations differ if they differ anywhere.
-InstanceSampler sampler_for(const TestFunction& t, double special = 0) {
-  return [&t, special](std::mt19937_64& rng) {
-    static const double kSpecial[] = {0.0, -0.0, std::numeric_limits<double>::infinity(),
-                                      -std::numeric_limits<double>::infinity(),
-                                      std::numeric_limits<double>::quiet_NaN(), 1e308, -1e-310,
-                                      1.0, -1.0};
-    std::uniform_real_distribution<double> u(t.lo, t.hi), p(0, 1);
-    std::uniform_int_distribution<size_t> pick(0, std::size(kSpecial) - 1);
-    lsjit::ir::InputValues in;
-    in.vars = {std::vector<double>(t.inputs)};
-    for (double& v : in.vars[0]) v = p(rng) < special ? kSpecial[pick(rng)] : u(rng);
-    in.data = {{0.7, -1.3}};
-    return in;
-  };
-}
-
-}  // namespace
 
 TEST_CASE("tier 0 computes the compiled kernel's bits on every test graph, mode and count") {
   std::mt19937_64 rng(2026);

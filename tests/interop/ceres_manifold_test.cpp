@@ -265,7 +265,7 @@ TEST_CASE("wrapped log-based between costs: ambient Jacobians are the formula's,
 
 TEST_CASE("the ambient trace of a Lie-group cost names its slots TYPE.ambient, ambient = tangent") {
   const lsjit::ir::Trace t = lsjit::trace_ambient(lsjit::standard_costs::se3_between_cost(), lsjit::SE3Var(),
-                                                  lsjit::SE3Var(), lsjit::SE3d(), Eigen::Matrix<double, 6, 6>());
+                                                  lsjit::SE3Var(), lsjit::SE3d(), Eigen::Matrix<double, 6, 6>::Zero());
   REQUIRE(t.signature.vars.size() == 2);
   for (const auto& v : t.signature.vars) {
     CHECK(v.type == "SE3.ambient");

@@ -16,7 +16,7 @@ using namespace lsjit;
 
 namespace {
 
-SolverOptions tight() {
+SolverOptions tight_constrained() {
   SolverOptions o;
   o.linear_solver = LinearSolver::DenseCholesky;
   o.function_tolerance = 1e-14;
@@ -31,7 +31,7 @@ template <int N>
 Eigen::Matrix<double, N, 1> solve(Problem& p, const Eigen::Matrix<double, N, 1>& x0, SolveSummary* s) {
   Values v;
   v.set(VecVar<N>(0), x0);
-  const SolveResult r = p.analyze(lsjit::testing::analyze_with()).solve(v, tight());
+  const SolveResult r = p.analyze(lsjit::testing::analyze_with()).solve(v, tight_constrained());
   CAPTURE(r.summary.report());
   CHECK(converged(r.summary.termination));
   CHECK(r.summary.constraint_violation <= 1e-10);
@@ -153,7 +153,7 @@ TEST_CASE("inequalities: an active one binds, an inactive one leaves the unconst
     p.add(at_most, ScalarVar(0), bound);  // the bound is data: both solves share kernels
     Values v;
     v.set(ScalarVar(0), 0.0);
-    const SolveResult r = p.analyze(lsjit::testing::analyze_with()).solve(v, tight());
+    const SolveResult r = p.analyze(lsjit::testing::analyze_with()).solve(v, tight_constrained());
     CAPTURE(r.summary.report());
     CHECK(converged(r.summary.termination));
     CHECK(r.values.get(ScalarVar(0)) == doctest::Approx(std::min(bound, 2.0)).epsilon(1e-9));
@@ -174,13 +174,13 @@ TEST_CASE("a pose graph with one pose constrained to a given position") {
   const int64_t id = g.graph.vertex_ids[30];
   const Eigen::Vector2d where = g.truth2[30].translation() + Eigen::Vector2d(0.5, -0.25);
   pg.problem.add(pinned, SE2Var(id), where);
-  const SolveResult r = pg.problem.analyze(lsjit::testing::analyze_with()).solve(pg.initial, tight());
+  const SolveResult r = pg.problem.analyze(lsjit::testing::analyze_with()).solve(pg.initial, tight_constrained());
   CAPTURE(r.summary.report());
   CHECK(converged(r.summary.termination));
   CHECK((r.values.get(SE2Var(id)).translation() - where).norm() < 1e-9);
   CHECK(r.summary.constraint_violation <= 1e-10);
   // Unconstrained, the pose would sit elsewhere: the constraint did something.
-  const SolveResult free = make_pose_graph_problem(g.graph).problem.analyze(lsjit::testing::analyze_with()).solve(pg.initial, tight());
+  const SolveResult free = make_pose_graph_problem(g.graph).problem.analyze(lsjit::testing::analyze_with()).solve(pg.initial, tight_constrained());
   CHECK((free.values.get(SE2Var(id)).translation() - where).norm() > 0.1);
   CHECK(r.summary.final_cost > free.summary.final_cost);
 }
@@ -196,7 +196,7 @@ TEST_CASE("multipliers and penalties are runtime data: new bounds and solves nev
   p.add(at_most, ScalarVar(0), 1.0);
   Values v;
   v.set(ScalarVar(0), 0.0);
-  CHECK(p.analyze(a).solve(v, tight()).summary.outer_iterations.size() >= 2);
+  CHECK(p.analyze(a).solve(v, tight_constrained()).summary.outer_iterations.size() >= 2);
   const uint64_t compiles = cache.stats().compiles;
   CHECK(compiles == 5);  // pull: residual, normal equations; at_most: constraint, both modes
   cache.set_fail_on_recompile(true);
@@ -204,7 +204,7 @@ TEST_CASE("multipliers and penalties are runtime data: new bounds and solves nev
   q.add(pull, ScalarVar(3));
   q.add(at_most, ScalarVar(3), 0.5);
   v.set(ScalarVar(3), 0.0);
-  SolverOptions other = tight();
+  SolverOptions other = tight_constrained();
   other.constraints.initial_penalty = 100.0;
   const SolveResult r = q.analyze(a).solve(v, other);
   CHECK(r.values.get(ScalarVar(3)) == doctest::Approx(0.5).epsilon(1e-9));

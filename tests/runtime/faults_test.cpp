@@ -49,7 +49,7 @@ AnalyzeOptions with_cache(compiler::KernelCache& cache) {
   return o;
 }
 
-SolverOptions tight(LinearSolver solver = LinearSolver::SparseCholesky) {
+SolverOptions tight_faults(LinearSolver solver = LinearSolver::SparseCholesky) {
   SolverOptions o;
   o.linear_solver = solver;
   o.function_tolerance = 1e-14;
@@ -181,7 +181,7 @@ TEST_CASE("faults: a NaN in the middle of a solve is a rejected step - every lin
 
   for (LinearSolver solver : kAllSolvers) {
     CAPTURE(linear_solver_name(solver));
-    SolverOptions o = tight(solver);
+    SolverOptions o = tight_faults(solver);
     o.initial_trust_region_radius = 1e8;  // close to Gauss–Newton: the first step is bad
     o.linear_relative_tolerance = 1e-12;
     o.num_threads = 2;
@@ -253,7 +253,7 @@ TEST_CASE("faults: a trial point whose gradient is not finite is a rejected step
 
   for (LinearSolver solver : kAllSolvers) {
     CAPTURE(linear_solver_name(solver));
-    SolverOptions o = tight(solver);
+    SolverOptions o = tight_faults(solver);
     o.initial_trust_region_radius = 1e8;
     const SolveResult r = a.solve(v, o);
     CAPTURE(r.summary.report());
@@ -307,8 +307,8 @@ TEST_CASE("faults: IDs at the int64 extremes and negative IDs are plain IDs") {
     REQUIRE(free.size() == ids.size() - 1);
     for (size_t i = 0; i < free.size(); ++i) CHECK(free[i].id == ids[i]);  // sorted, the last held
 
-    const SolveResult re = ae.solve(e.initial, tight());
-    const SolveResult rq = aq.solve(q.initial, tight());
+    const SolveResult re = ae.solve(e.initial, tight_faults());
+    const SolveResult rq = aq.solve(q.initial, tight_faults());
     CAPTURE(re.summary.report());
     CHECK(converged(re.summary.termination));
     CHECK(re.summary.final_cost == rq.summary.final_cost);
@@ -346,7 +346,7 @@ TEST_CASE("faults: mismatched batches throw and leave the problem as it was") {
   v.set(ScalarVar(1), 0.0);
   const AnalyzedProblem a = p.analyze(with_cache(memory_cache()));
   CHECK(a.num_instances() == 3);
-  const SolveResult r = a.solve(v, tight());
+  const SolveResult r = a.solve(v, tight_faults());
   CHECK(converged(r.summary.termination));
   CHECK(r.values.get(ScalarVar(0)) == doctest::Approx(2.0).epsilon(1e-12));
   CHECK(r.values.get(ScalarVar(1)) == doctest::Approx(1.0).epsilon(1e-12));
@@ -509,7 +509,7 @@ TEST_CASE("faults: corrupt and foreign cache entries on the solve path are recom
   SolveResult reference;
   {
     LoggedCache first(dir.path);
-    reference = c.problem.analyze(with_cache(*first.cache)).solve(c.initial, tight());
+    reference = c.problem.analyze(with_cache(*first.cache)).solve(c.initial, tight_faults());
     REQUIRE(converged(reference.summary.termination));
     CHECK(first.cache->stats().disk_writes == 4);  // two costs, two modes each
   }
@@ -534,7 +534,7 @@ TEST_CASE("faults: corrupt and foreign cache entries on the solve path are recom
 
   LoggedCache second(dir.path);
   const AnalyzedProblem a = c.problem.analyze(with_cache(*second.cache));
-  const SolveResult r = a.solve(c.initial, tight());
+  const SolveResult r = a.solve(c.initial, tight_faults());
   const std::string log = second.log.str();
   CAPTURE(log);
   CHECK(lines(log) == 4);  // one line per bad entry
@@ -548,7 +548,7 @@ TEST_CASE("faults: corrupt and foreign cache entries on the solve path are recom
 
   // Replaced: a third process reads all four silently.
   LoggedCache third(dir.path);
-  const SolveResult again = c.problem.analyze(with_cache(*third.cache)).solve(c.initial, tight());
+  const SolveResult again = c.problem.analyze(with_cache(*third.cache)).solve(c.initial, tight_faults());
   CHECK(third.log.str().empty());
   CHECK(third.cache->stats().disk_hits == 4);
   CHECK(third.cache->stats().compiles == 0);
@@ -560,7 +560,7 @@ TEST_CASE("faults: the cache directory removed, then made impossible, during a r
   const fs::path cache_dir = dir.path / "cache";
   LoggedCache lc(cache_dir);
   Chain c = sqrt_chain(iota_ids(30));
-  const SolveResult r1 = c.problem.analyze(with_cache(*lc.cache)).solve(c.initial, tight());
+  const SolveResult r1 = c.problem.analyze(with_cache(*lc.cache)).solve(c.initial, tight_faults());
   CHECK(converged(r1.summary.termination));
 
   // Removed: the next compile writes it again, silently.
@@ -570,7 +570,7 @@ TEST_CASE("faults: the cache directory removed, then made impossible, during a r
   Values v2;
   v2.set(ScalarVar(0), 0.0);
   v2.set(ScalarVar(1), 0.0);
-  const SolveResult r2 = p2.analyze(with_cache(*lc.cache)).solve(v2, tight());
+  const SolveResult r2 = p2.analyze(with_cache(*lc.cache)).solve(v2, tight_faults());
   CHECK(r2.values.get(ScalarVar(0)) == doctest::Approx(2.0).epsilon(1e-12));
   CHECK(lc.log.str().empty());
   CHECK(compiler::DiskCache(cache_dir).list().size() == 2);
@@ -583,9 +583,9 @@ TEST_CASE("faults: the cache directory removed, then made impossible, during a r
   p3.add(scaled_line, ScalarVar(0), std::vector<double>{1, 2, 3});
   Values v3;
   v3.set(ScalarVar(0), 0.0);
-  const SolveResult r3 = p3.analyze(with_cache(*lc.cache)).solve(v3, tight());
+  const SolveResult r3 = p3.analyze(with_cache(*lc.cache)).solve(v3, tight_faults());
   CHECK(r3.values.get(ScalarVar(0)) == doctest::Approx(2.0).epsilon(1e-6));
-  const SolveResult r1_again = c.problem.analyze(with_cache(*lc.cache)).solve(c.initial, tight());
+  const SolveResult r1_again = c.problem.analyze(with_cache(*lc.cache)).solve(c.initial, tight_faults());
   CHECK(r1_again.summary.compiles == 0);
   CHECK(bitwise_equal(r1_again.values, r1.values));
   const std::string log = lc.log.str();

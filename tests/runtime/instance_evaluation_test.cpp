@@ -36,7 +36,7 @@ std::string error_of(F&& f) {
 }
 
 // A small SE2 pose graph: poses 0..4 (0 constant), a chain and two loop closures.
-struct PoseGraph {
+struct SmallSE2Graph {
   Problem problem;
   Values values;
   std::vector<std::pair<int, int>> edges{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 0}, {1, 3}};
@@ -44,9 +44,9 @@ struct PoseGraph {
   std::vector<Eigen::Matrix3d> U;
 };
 
-PoseGraph pose_graph(std::mt19937_64& rng) {
+SmallSE2Graph pose_graph(std::mt19937_64& rng) {
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  PoseGraph g;
+  SmallSE2Graph g;
   for (int i = 0; i < 5; ++i) g.values.set(SE2Var(i), SE2d::exp(Eigen::Vector3d(2 * u(rng), u(rng), 3 * u(rng))));
   for (const auto& [a, b] : g.edges) {
     g.z.push_back(SE2d::exp(Eigen::Vector3d(u(rng), u(rng), u(rng))));
@@ -71,11 +71,11 @@ std::vector<double> flat(const T& value) {
 
 TEST_CASE("instance residuals and Jacobian blocks equal the reference interpreter's") {
   std::mt19937_64 rng(11);
-  PoseGraph g = pose_graph(rng);
+  SmallSE2Graph g = pose_graph(rng);
   const AnalyzedProblem a = g.problem.analyze(lsjit::testing::analyze_with());
   REQUIRE(a.groups().size() == 1);
   const ir::Trace jac = ir::differentiate(
-      lsjit::trace(standard_costs::se2_between_cost(), SE2Var(0), SE2Var(1), SE2d(), Eigen::Matrix3d()));
+      lsjit::trace(standard_costs::se2_between_cost(), SE2Var(0), SE2Var(1), SE2d(), Eigen::Matrix3d::Zero()));
   // Out of order, one instance twice.
   const std::vector<CostInstance> which{{0, 4}, {0, 1}, {0, 5}, {0, 1}, {0, 0}};
   const std::vector<InstanceEvaluation> got = a.evaluate_instances(g.values, which);

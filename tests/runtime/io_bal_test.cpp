@@ -39,7 +39,7 @@ constexpr const char* kGrouped =
     "-0.01 0 0.5 -1 0 -12 450 0 0\n\n"
     "1 2 3   -1 -2 -3\n0.25 0.5 0.75";
 
-fs::path scratch_dir(const std::string& name) {
+fs::path bal_dir(const std::string& name) {
   const fs::path dir = fs::path(LSJIT_TEST_TMP_DIR) / ("io_bal_" + name);
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -94,7 +94,7 @@ TEST_CASE("io: bal writes the standard layout, and reads back exactly what it wr
   const std::string text = lsjit::io::format_bal(random);
   lsjit::testing::check_same_bal(lsjit::io::parse_bal(text, "random.bal"), random);
 
-  const fs::path file = scratch_dir("round_trip") / "problem.bal";
+  const fs::path file = bal_dir("round_trip") / "problem.bal";
   lsjit::io::write_bal(file, random);
   lsjit::testing::check_same_bal(lsjit::io::read_bal(file), random);
   lsjit::io::write_bal(file, p);  // replaces it
@@ -196,7 +196,7 @@ TEST_CASE("io: bal errors name the file, the line, the section and what was expe
 }
 
 TEST_CASE("io: bal read of a missing file names it") {
-  const fs::path missing = scratch_dir("missing") / "absent.bal";
+  const fs::path missing = bal_dir("missing") / "absent.bal";
   std::string message;
   try {
     lsjit::io::read_bal(missing);

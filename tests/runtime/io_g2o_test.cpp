@@ -27,7 +27,7 @@ std::string number(double v) {
 }
 
 // A fresh directory for one test case (ctest runs test cases in parallel processes).
-fs::path scratch_dir(const std::string& name) {
+fs::path g2o_dir(const std::string& name) {
   const fs::path dir = fs::path(LSJIT_TEST_TMP_DIR) / ("io_g2o_" + name);
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -196,7 +196,7 @@ TEST_CASE("io: g2o write then read gives back exactly the graph that was read") 
 }
 
 TEST_CASE("io: g2o files are written atomically and read back") {
-  const fs::path dir = scratch_dir("atomic");
+  const fs::path dir = g2o_dir("atomic");
   const fs::path file = dir / "graph.g2o";
   const PoseGraph a = lsjit::io::parse_g2o(kSe2Text, "a.g2o");
   const PoseGraph b = lsjit::io::parse_g2o(kSe3Text, "b.g2o");
@@ -223,7 +223,7 @@ TEST_CASE("io: g2o files are written atomically and read back") {
 }
 
 TEST_CASE("io: g2o read of a missing file or a directory names it") {
-  const fs::path missing = scratch_dir("missing") / "absent.g2o";
+  const fs::path missing = g2o_dir("missing") / "absent.g2o";
   std::string message;
   try {
     lsjit::io::read_g2o(missing);

@@ -26,7 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 using lsjit::io::PoseGraph;
 
-fs::path scratch_dir(const std::string& name) {
+fs::path hostile_dir(const std::string& name) {
   const fs::path dir = fs::path(LSJIT_TEST_TMP_DIR) / ("io_hostile_" + name);
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -82,7 +82,7 @@ const std::string kSpecial = "; lsjit writes only regular files";
 }  // namespace
 
 TEST_CASE("io: writers refuse a FIFO, a directory and a symlink to a device, and leave them be") {
-  const fs::path dir = scratch_dir("special");
+  const fs::path dir = hostile_dir("special");
   const fs::path fifo = dir / "pipe.g2o";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   CHECK(write_error(fifo) == fifo.string() + ": cannot write: is a FIFO (named pipe)" + kSpecial);
@@ -111,7 +111,7 @@ TEST_CASE("io: writers refuse a FIFO, a directory and a symlink to a device, and
 }
 
 TEST_CASE("io: writers follow a symlink to its regular file, write it and keep the link") {
-  const fs::path dir = scratch_dir("symlink");
+  const fs::path dir = hostile_dir("symlink");
   fs::create_directories(dir / "a");
   fs::create_directories(dir / "b");
   const fs::path real = dir / "b" / "real.g2o";
@@ -141,7 +141,7 @@ TEST_CASE("io: writers follow a symlink to its regular file, write it and keep t
 }
 
 TEST_CASE("io: writers keep an existing file's mode and give a new file 0666 minus the umask") {
-  const fs::path dir = scratch_dir("mode");
+  const fs::path dir = hostile_dir("mode");
   const fs::path secret = dir / "secret.g2o";
   put(secret, "old\n");
   for (const mode_t mode : {0600, 0640, 0604}) {
@@ -174,7 +174,7 @@ TEST_CASE("io: readers refuse a line longer than 4096 bytes: binary garbage ends
 }
 
 TEST_CASE("io: a reader stops early on an endless pipe of zeros, reading a bounded amount") {
-  const fs::path dir = scratch_dir("fifo");
+  const fs::path dir = hostile_dir("fifo");
   const fs::path fifo = dir / "zeros";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   // The writer stops at EPIPE when the reader has closed the FIFO; SIGPIPE would kill us.
@@ -203,7 +203,7 @@ TEST_CASE("io: a reader stops early on an endless pipe of zeros, reading a bound
 }
 
 TEST_CASE("io: a BAL header that promises more than a pipe delivers is an error, not an allocation") {
-  const fs::path dir = scratch_dir("lying_pipe");
+  const fs::path dir = hostile_dir("lying_pipe");
   const fs::path fifo = dir / "bal";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   std::thread writer([&] {
@@ -249,7 +249,7 @@ TEST_CASE("io: g2o and BAL files may start with a UTF-8 byte order mark") {
   CHECK(g.vertex_ids == std::vector<int64_t>{3});
   CHECK(lsjit::io::parse_bal(bom + "1 1 1\n0 0 1 2\n1 2 3 4 5 6 7 8 9\n1 2 3\n", "bom.bal")
             .observations.size() == 1);
-  const fs::path dir = scratch_dir("bom");
+  const fs::path dir = hostile_dir("bom");
   put(dir / "bom.g2o", bom + "VERTEX_SE2 3 1 2 0\n");
   CHECK(lsjit::io::read_g2o(dir / "bom.g2o").vertex_ids == std::vector<int64_t>{3});
   put(dir / "bom.bal", bom + "0 0 0\n");
@@ -260,7 +260,7 @@ TEST_CASE("io: g2o and BAL files may start with a UTF-8 byte order mark") {
 }
 
 TEST_CASE("io: a path that cannot be read says why") {
-  const fs::path dir = scratch_dir("unreadable");
+  const fs::path dir = hostile_dir("unreadable");
   CHECK(error_of([&] { lsjit::io::read_bal(dir); }) == dir.string() + ": cannot read: is a directory");
   CHECK(error_of([&] { lsjit::io::read_g2o(dir / "absent"); }) ==
         (dir / "absent").string() + ": cannot read: No such file or directory");

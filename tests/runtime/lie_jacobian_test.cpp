@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <numbers>
 #include <random>
 #include <string>
 
@@ -16,7 +17,6 @@ using lsjit::ir::InputValues;
 
 namespace {
 
-const double kPi = 3.14159265358979323846;
 
 template <class G>
 std::vector<double> params_of(const G& g) {
@@ -25,7 +25,7 @@ std::vector<double> params_of(const G& g) {
 }
 
 // Rotation angles that matter: zero, tiny, moderate, and approaching π from below.
-const std::vector<double> kAngles = {0.0, 1e-9, 1e-5, 2e-3, 0.7, 2.5, kPi - 1e-2, kPi - 1e-3};
+const std::vector<double> kJacobianAngles = {0.0, 1e-9, 1e-5, 2e-3, 0.7, 2.5, std::numbers::pi - 1e-2, std::numbers::pi - 1e-3};
 
 Eigen::Vector3d axis(std::mt19937_64& rng) {
   std::normal_distribution<double> n;
@@ -55,7 +55,7 @@ TEST_CASE("SO2: exp, log, compose, inverse, act, matrix") {
     return r;
   });
   std::vector<InputValues> exp_in, ops_in;
-  for (double t : kAngles) {
+  for (double t : kJacobianAngles) {
     exp_in.push_back({{{t}}, {}, {}});
     exp_in.push_back({{{-t + 1e-3}}, {}, {}});
     ops_in.push_back({{params_of(lsjit::SO2d::from_angle(t)), params_of(lsjit::SO2d::from_angle(0.3))},
@@ -81,7 +81,7 @@ TEST_CASE("SE2: exp, log, compose, inverse, act, matrix") {
   std::mt19937_64 rng(21);
   std::uniform_real_distribution<double> u(-2, 2);
   std::vector<InputValues> exp_in, log_in, ops_in;
-  for (double t : kAngles) {
+  for (double t : kJacobianAngles) {
     const Eigen::Vector3d xi(u(rng), u(rng), t);
     exp_in.push_back({{{xi(0), xi(1), xi(2)}}, {}, {}});
     log_in.push_back({{params_of(lsjit::SE2d::exp(xi))}, {}, {}});
@@ -108,7 +108,7 @@ TEST_CASE("SO3: exp, log, compose, inverse, act, matrix near 0 and near pi") {
   });
   std::mt19937_64 rng(31);
   std::vector<InputValues> exp_in, log_in, ops_in;
-  for (double t : kAngles) {
+  for (double t : kJacobianAngles) {
     const Eigen::Vector3d w = t * axis(rng);
     exp_in.push_back({{{w(0), w(1), w(2)}}, {}, {}});
     log_in.push_back({{params_of(lsjit::SO3d::exp(w))}, {}, {}});
@@ -138,7 +138,7 @@ TEST_CASE("SE3: exp, log, compose, inverse, act, matrix near 0 and near pi") {
   std::mt19937_64 rng(41);
   std::uniform_real_distribution<double> u(-2, 2);
   std::vector<InputValues> exp_in, log_in, ops_in, local_in;
-  for (double t : kAngles) {
+  for (double t : kJacobianAngles) {
     Eigen::Matrix<double, 6, 1> xi;
     xi << u(rng), u(rng), u(rng), t * axis(rng);
     exp_in.push_back({{std::vector<double>(xi.data(), xi.data() + 6)}, {}, {}});

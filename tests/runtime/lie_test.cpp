@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <numbers>
 #include <limits>
 #include <random>
 #include <type_traits>
@@ -154,7 +155,6 @@ struct NumTraits<dual::Dual<T>> : GenericNumTraits<T> {
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
 
 template <class A, class B>
 double max_abs_diff(const A& a, const B& b) {
@@ -194,7 +194,7 @@ double random_sign() { return uniform(0, 1) < 0.5 ? -1.0 : 1.0; }
 // generic, and near π.
 const std::vector<double> kAngles = {0.0,      1e-12,   1e-9,    1e-6,       1e-4,      9.99e-4,
                                      1.001e-3, 1.99e-3, 2.01e-3, 0.1,        0.4999,    0.5001,
-                                     1.0,      2.0,     3.0,     kPi - 1e-3, kPi - 1e-6};
+                                     1.0,      2.0,     3.0,     std::numbers::pi - 1e-3, std::numbers::pi - 1e-6};
 
 // A tangent of each group with rotation magnitude theta in a random direction.
 SO2d::Tangent so2_tangent(double theta) { return SO2d::Tangent(random_sign() * theta); }
@@ -220,7 +220,7 @@ typename G::Tangent tangent_of(double theta) {
 }
 template <class G>
 G random_element() {
-  return G::exp(tangent_of<G>(uniform(0.0, kPi - 0.01)));
+  return G::exp(tangent_of<G>(uniform(0.0, std::numbers::pi - 0.01)));
 }
 
 // The Lie algebra element of xi as a matrix, for Eigen's matrix exponential (an
@@ -267,7 +267,7 @@ Jacobian jacobian(const F& f) {
 // Against independent references.
 
 TEST_CASE("SO2 agrees with angles and 2D rotation matrices") {
-  for (double theta : {0.0, 1e-9, 0.3, -1.2, 2.5, kPi - 1e-9, -kPi + 1e-6}) {
+  for (double theta : {0.0, 1e-9, 0.3, -1.2, 2.5, std::numbers::pi - 1e-9, -std::numbers::pi + 1e-6}) {
     const SO2d r = SO2d::from_angle(theta);
     CHECK(std::abs(r.angle() - theta) < 1e-15);
     CHECK(std::abs(r.log()(0) - theta) < 1e-15);
@@ -280,11 +280,11 @@ TEST_CASE("SO2 agrees with angles and 2D rotation matrices") {
     CHECK(max_abs_diff(r * p, m * p) < 1e-15);
     CHECK(std::abs(r.inverse().angle() + theta) < 1e-15);
     const SO2d s = SO2d::from_angle(0.4);
-    CHECK(std::abs(std::remainder((r * s).angle() - (theta + 0.4), 2 * kPi)) < 1e-15);
+    CHECK(std::abs(std::remainder((r * s).angle() - (theta + 0.4), 2 * std::numbers::pi)) < 1e-15);
     CHECK(max_abs_diff(algebra<SO2d>(SO2d::Tangent(theta)).exp(), r.matrix()) < 1e-14);
   }
   // log wraps into (-π, π].
-  CHECK(std::abs(SO2d::from_angle(kPi + 0.5).angle() - (0.5 - kPi)) < 1e-14);
+  CHECK(std::abs(SO2d::from_angle(std::numbers::pi + 0.5).angle() - (0.5 - std::numbers::pi)) < 1e-14);
   // normalized divides by the norm.
   const SO2d scaled = SO2d::from_params(Eigen::Vector2d(3.0, 4.0));
   CHECK(max_abs_diff(scaled.normalized().params(), Eigen::Vector2d(0.6, 0.8)) < 1e-16);
@@ -368,9 +368,9 @@ TEST_CASE("SO3 agrees with Eigen's quaternions and angle-axis") {
   }
   // At exactly π the sign of the rotation vector is arbitrary; the rotation is not.
   const Eigen::Vector3d axis = random_unit3();
-  const SO3d half_turn = SO3d::from_quaternion(Eigen::Quaterniond(Eigen::AngleAxisd(kPi, axis)));
+  const SO3d half_turn = SO3d::from_quaternion(Eigen::Quaterniond(Eigen::AngleAxisd(std::numbers::pi, axis)));
   const Eigen::Vector3d l = half_turn.log();
-  CHECK(std::abs(l.norm() - kPi) < 1e-15);
+  CHECK(std::abs(l.norm() - std::numbers::pi) < 1e-15);
   CHECK(std::abs(std::abs(l.normalized().dot(axis)) - 1.0) < 1e-15);
   CHECK(max_abs_diff(SO3d::exp(l).matrix(), half_turn.matrix()) < 1e-15);
   // normalized divides by the norm; from_params stores as given.
@@ -438,7 +438,7 @@ TEST_CASE_TEMPLATE("log(exp(xi)) == xi and exp(log(g)) == g, near 0 and near pi"
       Eigen::Vector4d q(uniform(-1, 1), uniform(-1, 1), uniform(-1, 1), uniform(-1, 1));
       const G g = G::from_params(q.normalized());
       CHECK(max_abs_diff(G::exp(g.log()).matrix(), g.matrix()) < 1e-14);
-      CHECK(g.log().norm() <= kPi + 1e-15);
+      CHECK(g.log().norm() <= std::numbers::pi + 1e-15);
     }
   }
 }

@@ -24,6 +24,9 @@
 #include "lsjit/runtime/linear/schur_kernels.h"
 #include "lsjit/runtime/linear/schur_sparse.h"
 
+// A named namespace keeps these names out of the files a unity build puts after this one
+// (tests/CMakeLists.txt).
+namespace linear_schur_test {
 using namespace lsjit::linear;
 using lsjit::testing::fill_random;
 using lsjit::testing::make_matrix;
@@ -589,3 +592,5 @@ TEST_CASE("linear schur solver names and types") {
   const SparseSchur sparse(H.shared_pattern(), 1);
   CHECK(sparse.reduced_solver().name() == "supernodal_cholesky");
 }
+
+}  // namespace linear_schur_test

@@ -12,6 +12,12 @@
 #include "lsjit/runtime/io/synthetic.h"
 #include "lsjit/runtime/pose_graph_problem.h"
 
+// A named namespace keeps the using-directive out of the files a unity build puts after
+// this one (tests/CMakeLists.txt).
+namespace linear_solver_auto_test {
+// A named namespace keeps the using-directive out of the files a unity build puts after
+// this one (tests/CMakeLists.txt); LinearSolver is qualified because lsjit::linear has one too.
+namespace linear_solver_auto_test {
 using namespace lsjit;
 
 namespace {
@@ -42,8 +48,8 @@ auto scalar_pair = cost("auto_pair", [](const auto& v, ScalarVar x, ScalarVar y,
 }  // namespace
 
 TEST_CASE("linear solver auto: the default option") {
-  CHECK(SolverOptions{}.linear_solver == LinearSolver::Auto);
-  CHECK(linear_solver_from_name("auto") == LinearSolver::Auto);
+  CHECK(SolverOptions{}.linear_solver == lsjit::LinearSolver::Auto);
+  CHECK(lsjit::linear_solver_from_name("auto") == lsjit::LinearSolver::Auto);
 }
 
 TEST_CASE("linear solver auto: bundle adjustment eliminates the points, dense or sparse by the cameras") {
@@ -107,7 +113,7 @@ TEST_CASE("linear solver auto: a solver named in the options runs as named, with
   AnalyzeOptions a;
   a.cache = &cache();
   SolverOptions o;
-  o.linear_solver = LinearSolver::SparseCholesky;
+  o.linear_solver = lsjit::LinearSolver::SparseCholesky;
   const SolveSummary s = p.analyze(a).solve(v, o).summary;
   CHECK(s.linear_solver == "sparse_cholesky");
   CHECK(s.linear_solver_reason.empty());
@@ -168,3 +174,7 @@ TEST_CASE("linear solver auto: the budgets are validated") {
   CHECK(s.termination == Termination::Failure);
   CHECK(s.message.find("max_direct_factorization_flops") != std::string::npos);
 }
+
+}  // namespace linear_solver_auto_test
+
+}  // namespace linear_solver_auto_test

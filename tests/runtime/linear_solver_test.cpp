@@ -31,7 +31,7 @@ constexpr LinearSolverType kAllTypes[] = {
     LinearSolverType::EigenSparseCholesky, LinearSolverType::ConjugateGradient};
 
 // CG converges to (almost) the direct solution only with a tolerance near machine precision.
-LinearSolverOptions tight() {
+LinearSolverOptions tight_linear() {
   LinearSolverOptions o;
   o.cg_relative_tolerance = 1e-14;
   o.max_cg_iterations = 10000;
@@ -70,7 +70,7 @@ LinearSolveSummary check_solve(LinearSolver& solver, const BlockSparseSymmetric&
   CAPTURE(solver.name());
   Eigen::VectorXd x = Eigen::VectorXd::Constant(A.dim(), -99.0);
   const LinearSolveSummary s =
-      solver.solve(A, shift != nullptr ? shift->data() : nullptr, b.data(), x.data(), tight());
+      solver.solve(A, shift != nullptr ? shift->data() : nullptr, b.data(), x.data(), tight_linear());
   CAPTURE(s.message);
   CHECK(s.ok);
   CHECK(s.converged);
@@ -89,7 +89,7 @@ LinearSolveSummary check_solve(LinearSolver& solver, const BlockSparseSymmetric&
 
 LinearSolveSummary solve(LinearSolver& solver, const BlockSparseSymmetric& A,
                          const double* shift, const double* b,
-                         const LinearSolverOptions& options = tight()) {
+                         const LinearSolverOptions& options = tight_linear()) {
   std::vector<double> x(A.dim());
   return solver.solve(A, shift, b, x.data(), options);
 }
@@ -270,7 +270,7 @@ TEST_CASE("linear solvers ignore the lower triangle of diagonal blocks") {
   for (auto& solver : all_solvers(A)) {
     CAPTURE(solver->name());
     Eigen::VectorXd x(A.dim());
-    const LinearSolveSummary r = solver->solve(A, nullptr, b.data(), x.data(), tight());
+    const LinearSolveSummary r = solver->solve(A, nullptr, b.data(), x.data(), tight_linear());
     CAPTURE(r.message);
     CHECK(r.ok);
     CHECK(relative_error(x, clean) <= 1e-9);
@@ -300,10 +300,10 @@ TEST_CASE("linear solvers handle an empty system and null b or x") {
   const BlockSparseSymmetric empty({}, {});
   for (auto& solver : all_solvers(empty)) {
     CAPTURE(solver->name());
-    CHECK(solver->solve(empty, nullptr, nullptr, nullptr, tight()).message ==
+    CHECK(solver->solve(empty, nullptr, nullptr, nullptr, tight_linear()).message ==
           "b and x must not be null");
     double unused = 0;
-    CHECK(solver->solve(empty, nullptr, &unused, &unused, tight()).ok);
+    CHECK(solver->solve(empty, nullptr, &unused, &unused, tight_linear()).ok);
   }
 }
 

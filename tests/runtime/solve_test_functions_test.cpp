@@ -14,7 +14,7 @@ using namespace lsjit;
 
 namespace {
 
-SolverOptions tight() {
+SolverOptions tight_solve() {
   SolverOptions o;
   o.linear_solver = LinearSolver::DenseCholesky;
   o.function_tolerance = 1e-15;
@@ -29,7 +29,7 @@ Eigen::Matrix<double, N, 1> solve_vec(Problem& problem, VecVar<N> x, Eigen::Matr
                                       SolveSummary* summary = nullptr) {
   Values initial;
   initial.set(x, x0);
-  const SolveResult r = problem.analyze().solve(initial, tight());
+  const SolveResult r = problem.analyze().solve(initial, tight_solve());
   CAPTURE(r.summary.report());
   CHECK(r.summary.usable());
   if (summary) *summary = r.summary;
@@ -141,7 +141,7 @@ TEST_CASE("Brown badly scaled: minimum 0 at (1e6, 2e-6) from (1, 1)") {
   Values initial;
   initial.set(ScalarVar(0), 1.0);
   initial.set(ScalarVar(1), 1.0);
-  const SolveResult r = problem.analyze().solve(initial, tight());
+  const SolveResult r = problem.analyze().solve(initial, tight_solve());
   CAPTURE(r.summary.report());
   CHECK(r.summary.final_cost < 1e-20);
   CHECK(r.values.get(ScalarVar(0)) == doctest::Approx(1e6).epsilon(1e-12));

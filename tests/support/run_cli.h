@@ -34,4 +34,9 @@ inline CliRun run_cli(const std::string& args, const std::string& environment = 
                    " " + args + " 2>&1");
 }
 
+// The tests' usual spelling of run_cli.
+inline CliRun run(const std::string& args, const std::string& environment = "") {
+  return run_cli(args, environment);
+}
+
 }  // namespace lsjit::testing

@@ -16,7 +16,7 @@
 namespace {
 
 using Run = lsjit::testing::CliRun;
-inline Run run(const std::string& args) { return lsjit::testing::run_cli(args); }
+using lsjit::testing::run;
 
 }  // namespace
 

@@ -16,9 +16,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using Run = lsjit::testing::CliRun;
-Run run(const std::string& args) { return lsjit::testing::run_cli(args); }
+using lsjit::testing::run;
 
-fs::path scratch_dir(const std::string& name) {
+fs::path generate_dir(const std::string& name) {
   const fs::path dir = fs::path(LSJIT_TEST_TMP_DIR) / ("generate_" + name);
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -28,7 +28,7 @@ fs::path scratch_dir(const std::string& name) {
 }  // namespace
 
 TEST_CASE("io: lsjit generate pose-graph writes the library's graph as g2o") {
-  const fs::path dir = scratch_dir("pose_graph");
+  const fs::path dir = generate_dir("pose_graph");
   for (int dim : {2, 3}) {
     CAPTURE(dim);
     const fs::path file = dir / ("graph" + std::to_string(dim) + ".g2o");
@@ -55,7 +55,7 @@ TEST_CASE("io: lsjit generate pose-graph writes the library's graph as g2o") {
 }
 
 TEST_CASE("io: lsjit generate pose-graph --indefinite-edges writes the library's indefinite matrices") {
-  const fs::path dir = scratch_dir("indefinite");
+  const fs::path dir = generate_dir("indefinite");
   for (int dim : {2, 3}) {
     CAPTURE(dim);
     const fs::path file = dir / ("graph" + std::to_string(dim) + ".g2o");
@@ -85,7 +85,7 @@ TEST_CASE("io: lsjit generate pose-graph --indefinite-edges writes the library's
 }
 
 TEST_CASE("io: lsjit generate bal writes the library's initial problem as BAL") {
-  const fs::path file = scratch_dir("bal") / "problem.bal";
+  const fs::path file = generate_dir("bal") / "problem.bal";
   const Run r =
       run("generate bal --cameras 6 --points 40 --observations-per-point 3 --out " + file.string());
   REQUIRE(r.exit_code == 0);
@@ -104,7 +104,7 @@ TEST_CASE("io: lsjit generate bal writes the library's initial problem as BAL") 
 }
 
 TEST_CASE("io: lsjit generate reports bad usage with exit code 2 and what was expected") {
-  const std::string out = " --out " + (scratch_dir("usage") / "x").string();
+  const std::string out = " --out " + (generate_dir("usage") / "x").string();
   const std::string graph = "generate pose-graph --dim 2 --poses 10 --loop-closures 2";
   const std::string bal = "generate bal --cameras 3 --points 5 --observations-per-point 2";
   const struct {
@@ -166,7 +166,7 @@ TEST_CASE("io: lsjit generate reports bad usage with exit code 2 and what was ex
 }
 
 TEST_CASE("io: lsjit generate fails with exit code 1 when it cannot write the file") {
-  const fs::path file = scratch_dir("unwritable") / "no_such_dir" / "graph.g2o";
+  const fs::path file = generate_dir("unwritable") / "no_such_dir" / "graph.g2o";
   const Run r =
       run("generate pose-graph --dim 2 --poses 5 --loop-closures 0 --out " + file.string());
   CHECK(r.exit_code == 1);

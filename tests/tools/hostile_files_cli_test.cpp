@@ -17,7 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 using lsjit::testing::CliRun;
 
-fs::path scratch_dir(const std::string& name) {
+fs::path hostile_dir(const std::string& name) {
   const fs::path dir = fs::path(LSJIT_TEST_TMP_DIR) / ("hostile_cli_" + name);
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -58,7 +58,7 @@ TEST_CASE("lsjit solve on 128 MB of zeros through a pipe fails at line 1 in boun
 }
 
 TEST_CASE("lsjit generate and solve --out refuse a FIFO and a symlink to /dev/null") {
-  const fs::path dir = scratch_dir("special_out");
+  const fs::path dir = hostile_dir("special_out");
   const fs::path fifo = dir / "out.g2o";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   CliRun r = lsjit::testing::run_cli(kGenerate + fifo.string());
@@ -84,7 +84,7 @@ TEST_CASE("lsjit generate and solve --out refuse a FIFO and a symlink to /dev/nu
 }
 
 TEST_CASE("lsjit solve --out keeps a 0600 file 0600 and writes through a symlink") {
-  const fs::path dir = scratch_dir("mode_out");
+  const fs::path dir = hostile_dir("mode_out");
   const fs::path graph = dir / "graph.g2o";
   REQUIRE(lsjit::testing::run_cli(kGenerate + graph.string()).exit_code == 0);
   const fs::path secret = dir / "secret.g2o";

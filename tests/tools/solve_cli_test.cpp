@@ -15,9 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using Run = lsjit::testing::CliRun;
-Run run(const std::string& args, const std::string& environment = "") {
-  return lsjit::testing::run_cli(args, environment);
-}
+using lsjit::testing::run;
 
 fs::path generated(const std::string& name, int dim) {
   const fs::path dir = fs::path(LSJIT_TEST_TMP_DIR) / ("solve_" + name);

@@ -13,7 +13,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using Run = lsjit::testing::CliRun;
-Run run(const std::string& args) { return lsjit::testing::run_cli(args); }
+using lsjit::testing::run;
 
 fs::path fresh_dir(const std::string& name) {
   const fs::path dir = fs::path(LSJIT_TEST_TMP_DIR) / ("plot_" + name);
