@@ -18,21 +18,40 @@ build=build-fuzz
 cmake -S tests/fuzz -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="${LSJIT_FUZZ_CXX:-clang++-14}" >/dev/null
 cmake --build "$build"
 
-failed=0
-for t in "${targets[@]}"; do
-  seeds=tests/fuzz/corpus/${t%_parser}
+# One fuzzer per core at a time (libFuzzer runs on one thread): the same time per target,
+# in half the wall time on CI's two cores. LSJIT_FUZZ_JOBS overrides the count.
+fuzz_one() {
+  local t=$1 seeds=tests/fuzz/corpus/${1%_parser}
   mkdir -p "$build/corpus/$t" "$build/artifacts/$t"
-  echo "fuzz: $t for ${seeds} + ${build}/corpus/$t, ${seconds} s"
   # -timeout: one input taking 10 s is a hang. -rss_limit_mb: a parser that allocates what a
-  # lying header announces is a bug. The log is long; keep its tail, which has the report.
-  if ! "$build/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  # lying header announces is a bug. The log is long; its tail has the report.
+  if "$build/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
        $( [ -f "tests/fuzz/$t.dict" ] && echo "-dict=tests/fuzz/$t.dict" ) -artifact_prefix="$build/artifacts/$t/" -print_final_stats=1 \
        "$build/corpus/$t" "$seeds" >"$build/$t.log" 2>&1; then
+    echo ok >"$build/$t.status"
+  else
+    echo failed >"$build/$t.status"
+  fi
+}
+
+jobs_max=${LSJIT_FUZZ_JOBS:-$(nproc)}
+for t in "${targets[@]}"; do
+  rm -f "$build/$t.status"
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+  echo "fuzz: $t for tests/fuzz/corpus/${t%_parser} + ${build}/corpus/$t, ${seconds} s"
+  fuzz_one "$t" &
+done
+wait
+
+failed=0
+for t in "${targets[@]}"; do
+  if [ "$(cat "$build/$t.status" 2>/dev/null)" = ok ]; then
+    echo "fuzz: $t"
+    grep -E '^(Done|stat::number_of_executed_units|stat::new_units_added)' "$build/$t.log" || true
+  else
     tail -n 60 "$build/$t.log"
     echo "fuzz: $t FAILED; the input is in $build/artifacts/$t/, the full log in $build/$t.log"
     failed=$((failed + 1))
-  else
-    grep -E '^(Done|stat::number_of_executed_units|stat::new_units_added)' "$build/$t.log" || true
   fi
 done
 echo "fuzz: $((${#targets[@]} - failed)) passed, $failed failed"
