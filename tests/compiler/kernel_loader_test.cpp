@@ -67,7 +67,6 @@ bool same_bits(const std::vector<std::vector<double>>& a, const std::vector<std:
   return true;
 }
 
-
 // A real object with libmvec calls (sin, cos, atan2 on vectors) and constant pools.
 Built sample_object() {
   for (const TestFunction& t : test_functions())

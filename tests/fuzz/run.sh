@@ -22,6 +22,7 @@ cmake --build "$build"
 # in half the wall time on CI's two cores. LSJIT_FUZZ_JOBS overrides the count.
 fuzz_one() {
   local t=$1 seeds=tests/fuzz/corpus/${1%_parser}
+  echo "fuzz: $t for ${seeds} + ${build}/corpus/$t, ${seconds} s"
   mkdir -p "$build/corpus/$t" "$build/artifacts/$t"
   # -timeout: one input taking 10 s is a hang. -rss_limit_mb: a parser that allocates what a
   # lying header announces is a bug. The log is long; its tail has the report.
@@ -43,7 +44,6 @@ for t in "${targets[@]}"; do
     wait -n || true
     running=$((running - 1))
   fi
-  echo "fuzz: $t for tests/fuzz/corpus/${t%_parser} + ${build}/corpus/$t, ${seconds} s"
   fuzz_one "$t" &
   running=$((running + 1))
 done
