@@ -211,8 +211,8 @@ SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& o
   const bool constrained = std::any_of(L.groups.begin(), L.groups.end(), [](const detail::KernelGroup& g) {
     return g.kind != ir::CostKind::LeastSquares;
   });
-  if (constrained) detail::augmented_lagrangian(L, evaluator, *solver, state, options, s);
-  else detail::levenberg_marquardt(L, evaluator, *solver, state, options, s);
+  if (constrained) detail::augmented_lagrangian(L, evaluator, *solver, state, options, s, start);
+  else detail::levenberg_marquardt(L, evaluator, *solver, state, options, s, start);
   L.give_back(type, std::move(solver));
 
   for (size_t t = 0; t < L.types.size(); ++t) {

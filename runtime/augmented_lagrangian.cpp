@@ -22,7 +22,7 @@ struct ConstraintGroup {
 
 void augmented_lagrangian(const ProblemLayout& layout, Evaluator& evaluator,
                           linear::LinearSolver& solver, State& state, const SolverOptions& options,
-                          SolveSummary& summary) {
+                          SolveSummary& summary, std::chrono::steady_clock::time_point solve_start) {
   const ConstraintOptions& o = options.constraints;
   std::ostream& log = options.log ? *options.log : std::cout;
   std::vector<ConstraintGroup> groups;
@@ -48,7 +48,7 @@ void augmented_lagrangian(const ProblemLayout& layout, Evaluator& evaluator,
   double previous_violation = std::numeric_limits<double>::infinity();
   for (int outer = 1;; ++outer) {
     SolveSummary inner;
-    levenberg_marquardt(layout, evaluator, solver, state, inner_options, inner);
+    levenberg_marquardt(layout, evaluator, solver, state, inner_options, inner, solve_start);
     summary.iterations += inner.iterations;
     summary.successful_steps += inner.successful_steps;
     summary.unsuccessful_steps += inner.unsuccessful_steps;
@@ -103,6 +103,12 @@ void augmented_lagrangian(const ProblemLayout& layout, Evaluator& evaluator,
       summary.termination = inner.termination;
       summary.message = "constraints satisfied (violation " + significant(violation) +
                         ") and the last inner solve converged: " + inner.message;
+      return;
+    }
+    if (inner.termination == Termination::TimeLimit) {  // the whole solve's budget is spent
+      summary.termination = Termination::TimeLimit;
+      summary.message = "time limit reached in outer iteration " + std::to_string(outer) + " (constraint violation " +
+                        significant(violation) + ")";
       return;
     }
     if (outer >= o.max_outer_iterations) {

@@ -79,7 +79,8 @@ std::string linear_solver_failure(const ProblemLayout& layout, const linear::Lin
 
 void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
                          linear::LinearSolver& solver, std::vector<std::vector<double>>& state,
-                         const SolverOptions& options, SolveSummary& summary) {
+                         const SolverOptions& options, SolveSummary& summary,
+                         Clock::time_point solve_start) {
   const auto start = Clock::now();
   std::ostream& log = options.log ? *options.log : std::cout;
   const size_t n = static_cast<size_t>(layout.tangent_dim);
@@ -212,7 +213,8 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
   it0.gradient_max_norm = max_abs(g);
   it0.trust_region_radius = radius;
   it0.step_accepted = true;
-  it0.cumulative_s = it0.iteration_s = seconds_since(start);
+  it0.iteration_s = seconds_since(start);
+  it0.cumulative_s = seconds_since(solve_start);
   if (!report(it0)) return finish(Termination::UserStopped, "stopped by the iteration callback");
   if (n == 0) return finish(Termination::GradientTolerance, "no free variables");
   if (it0.gradient_max_norm <= options.gradient_tolerance)
@@ -222,7 +224,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
     if (iteration > options.max_iterations)
       return finish(Termination::MaxIterations,
                     "maximum number of iterations (" + std::to_string(options.max_iterations) + ") reached");
-    if (seconds_since(start) > options.max_time_s)
+    if (seconds_since(solve_start) > options.max_time_s)
       return finish(Termination::TimeLimit, "time limit reached");
     const auto iteration_start = Clock::now();
     IterationSummary it;
@@ -297,7 +299,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
         it.cost = cost;
         it.gradient_max_norm = max_abs(g);
         it.iteration_s = seconds_since(iteration_start);
-        it.cumulative_s = seconds_since(start);
+        it.cumulative_s = seconds_since(solve_start);
         report(it);
         return finish(Termination::ParameterTolerance, "parameter tolerance reached: |step| = " +
                                                            significant(it.step_norm));
@@ -320,7 +322,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
           it.cost = cost;
           it.trust_region_radius = radius;
           it.iteration_s = seconds_since(iteration_start);
-          it.cumulative_s = seconds_since(start);
+          it.cumulative_s = seconds_since(solve_start);
           const double previous_cost = cost;
           if (candidate_cost < cost && move_to_candidate(candidate_cost)) {  // take the (tiny) improvement
             it.cost_change = previous_cost - candidate_cost;
@@ -368,7 +370,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
         it.cost = cost;
         it.gradient_max_norm = max_abs(g);
         it.iteration_s = seconds_since(iteration_start);
-        it.cumulative_s = seconds_since(start);
+        it.cumulative_s = seconds_since(solve_start);
         report(it);
         return finish(Termination::NoDecrease, "Gauss-Newton step rejected: " + why_rejected);
       }
@@ -379,7 +381,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
     it.gradient_max_norm = max_abs(g);
     it.trust_region_radius = radius;
     it.iteration_s = seconds_since(iteration_start);
-    it.cumulative_s = seconds_since(start);
+    it.cumulative_s = seconds_since(solve_start);
     if (!report(it)) return finish(Termination::UserStopped, "stopped by the iteration callback");
     if (!std::isfinite(cost))
       return finish(Termination::Failure, "the cost became non-finite at an accepted point");

@@ -22,6 +22,7 @@
 // ends with TrustRegionTooSmall.
 #pragma once
 
+#include <chrono>
 #include <vector>
 
 #include "lsjit/runtime/evaluator.h"
@@ -32,9 +33,13 @@ namespace lsjit::detail {
 // Minimizes from `state` (per type, rows as in the layout), which it updates in place to
 // the last accepted point. Fills the summary's costs, iterations, termination, message,
 // timings (residual_s, jacobian_s, linear_solver_s) and per_iteration. `solver` must have
-// been made for layout.pattern.
+// been made for layout.pattern. `solve_start` is when solve() began: iterations'
+// cumulative_s and the max_time_s budget count from it, so that they include solve()'s
+// set-up (the Evaluator's tables, the linear solver's analysis) and every earlier inner
+// solve of an augmented-Lagrangian loop.
 void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
                          linear::LinearSolver& solver, std::vector<std::vector<double>>& state,
-                         const SolverOptions& options, SolveSummary& summary);
+                         const SolverOptions& options, SolveSummary& summary,
+                         std::chrono::steady_clock::time_point solve_start);
 
 }  // namespace lsjit::detail

@@ -141,7 +141,7 @@ struct SolverOptions {
   double gradient_tolerance = 1e-10;
   double parameter_tolerance = 1e-8;
   int max_iterations = 50;
-  double max_time_s = 1e9;
+  double max_time_s = 1e9;  // from the start of solve(), its set-up included (as Ceres' max_solver_time_in_seconds)
 
   // ConjugateGradient, SubgraphConjugateGradient and IterativeSchur: per step, at most this many iterations, stopping
   // at this relative residual ‖b − A x‖ / ‖b‖ (of the reduced system for IterativeSchur).

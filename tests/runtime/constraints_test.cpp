@@ -59,6 +59,41 @@ TEST_CASE("a point constrained to the unit circle lands at the nearest point") {
   CHECK(s.outer_iterations.size() >= 2);
 }
 
+// The circle problem of the test above, to be solved with other options.
+Problem circle_problem() {
+  auto to_target = cost("to_target", [](const auto& v, VecVar<2> p, const auto& t) { return (v[p] - t).eval(); });
+  auto on_circle = cost("on_circle", [](const auto& v, VecVar<2> p) { return v[p].squaredNorm() - 1.0; },
+                        CostKind::Equality);
+  Problem p;
+  p.add(to_target, VecVar<2>(0), Eigen::Vector2d(3.0, 4.0));
+  p.add(on_circle, VecVar<2>(0));
+  return p;
+}
+
+TEST_CASE("iteration times count from the start of solve(), across the inner solves") {
+  Values v;
+  v.set(VecVar<2>(0), Eigen::Vector2d(0.5, 0.1));
+  const SolveSummary s = circle_problem().analyze(lsjit::testing::analyze_with()).solve(v, tight_constrained()).summary;
+  REQUIRE(s.outer_iterations.size() >= 2);
+  REQUIRE(s.per_iteration.size() > s.outer_iterations.size());
+  // Each inner solve's rows continue the clock of the one before (they restarted at 0).
+  for (size_t k = 1; k < s.per_iteration.size(); ++k)
+    CHECK(s.per_iteration[k].cumulative_s >= s.per_iteration[k - 1].cumulative_s);
+  CHECK(s.per_iteration.back().cumulative_s <= s.solve_s);
+}
+
+TEST_CASE("max_time_s is the whole constrained solve's budget, not each inner solve's") {
+  Values v;
+  v.set(VecVar<2>(0), Eigen::Vector2d(0.5, 0.1));
+  SolverOptions o = tight_constrained();
+  o.max_time_s = 0;  // spent before the first step
+  const SolveSummary s = circle_problem().analyze(lsjit::testing::analyze_with()).solve(v, o).summary;
+  CAPTURE(s.report());
+  CHECK(s.termination == Termination::TimeLimit);
+  CHECK(s.outer_iterations.size() == 1);  // not max_outer_iterations inner solves of no step
+  CHECK(s.iterations == 0);
+}
+
 TEST_CASE("HS6: min (1 - x1)^2 s.t. 10 (x2 - x1^2) = 0, solution (1, 1)") {
   auto f = cost("hs6_f", [](const auto& v, VecVar<2> x) { return 1.0 - v[x](0); });
   auto c = cost("hs6_c", [](const auto& v, VecVar<2> x) { return 10.0 * (v[x](1) - v[x](0) * v[x](0)); },
