@@ -65,13 +65,9 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
                 std::to_string(buffer) + " doubles, more than a wave's offsets can address");
   wave_buffer_.resize(buffer);
   const linear::BlockPattern& pattern = *layout.pattern;
-  h_row_.resize(static_cast<size_t>(pattern.num_stored_blocks()));
-  h_col_.resize(h_row_.size());
+  h_block_row_.resize(static_cast<size_t>(pattern.num_stored_blocks()));
   for (int i = 0; i < pattern.num_blocks(); ++i)
-    for (int64_t k = pattern.row_begin(i); k < pattern.row_end(i); ++k) {
-      h_row_[static_cast<size_t>(k)] = pattern.scalar_offset(i);
-      h_col_[static_cast<size_t>(k)] = pattern.scalar_offset(pattern.col(k));
-    }
+    std::fill(h_block_row_.begin() + pattern.row_begin(i), h_block_row_.begin() + pattern.row_end(i), i);
 
   // Scattered arrays: every block in its place in the wave buffer, except the direct ones.
   scatter_.resize(layout.groups.size());
@@ -107,7 +103,7 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
     }
   }
   auto flags = [&](const Source& s) { return array_flags[s.group * arrays_per_group + s.array]; };
-  std::vector<bool> direct_destination(h_row_.size(), false);  // per stored block of H
+  std::vector<bool> direct_destination(h_block_row_.size(), false);  // per stored block of H
   for (size_t d = 0; d + 1 < layout.h_begin.size(); ++d) {
     if (layout.h_begin[d + 1] - layout.h_begin[d] != 1) continue;
     const Source& s = layout.h_sources[layout.h_begin[d]];
@@ -511,11 +507,12 @@ void Evaluator::unpack_h_block(uint32_t d, double* values) const {
 
 void Evaluator::scale_h_block(uint32_t d, double* values, const double* scale) const {
   assembly_kernels().scale_block(values + layout_.h_value_offset[d], layout_.h_rows[d], layout_.h_cols[d],
-                                 scale + h_row_[d], scale + h_col_[d]);
+                                 scale + layout_.pattern->scalar_offset(h_block_row_[d]),
+                                 scale + layout_.pattern->scalar_offset(layout_.pattern->col(d)));
 }
 
 void Evaluator::scale(const double* scale, linear::BlockSparseSymmetric& H) const {
-  for (size_t d = 0; d < h_row_.size(); ++d) scale_h_block(static_cast<uint32_t>(d), H.values().data(), scale);
+  for (size_t d = 0; d < h_block_row_.size(); ++d) scale_h_block(static_cast<uint32_t>(d), H.values().data(), scale);
 }
 
 void Evaluator::sum_h_sources(const Wave& wave, const Gather& gather, double* dst, uint32_t rows,
