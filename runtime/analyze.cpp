@@ -324,8 +324,10 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
     detail::TypeTable& table = layout->types[t];
     table.ids = std::move(ids);
     table.free_index.assign(table.ids.size(), -1);
+    layout->free.reserve(layout->free.size() + table.ids.size());
     for (size_t r = 0; r < table.ids.size(); ++r) {
-      if (constant_.count({table.type->name, table.ids[r]})) {
+      // (The lookup builds a std::string key: skipped when nothing is constant.)
+      if (!constant_.empty() && constant_.count({table.type->name, table.ids[r]})) {
         ++layout->constant_variables;
         continue;
       }
@@ -355,6 +357,9 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
   for (size_t gi = 0; gi < merged.size(); ++gi) {
     detail::KernelGroup& kg = layout->groups[gi];
     kg.rows.resize(kg.slot_type.size());
+    size_t group_instances = 0;
+    for (const detail::CostGroup* part : merged[gi].parts) group_instances += part->instances;
+    for (auto& rows : kg.rows) rows.reserve(group_instances);
     const bool robust = std::any_of(merged[gi].parts.begin(), merged[gi].parts.end(),
                                     [](const detail::CostGroup* part) { return !part->losses.empty(); });
     for (const detail::CostGroup* part : merged[gi].parts) {

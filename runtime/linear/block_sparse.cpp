@@ -50,7 +50,7 @@ BlockPattern::BlockPattern(std::vector<int> block_sizes, std::vector<std::pair<i
   int64_t offset = 0;
   for (int i = 0; i < n; ++i) {
     const auto first = bucketed.begin() + row_start[i], last = bucketed.begin() + row_start[i + 1];
-    std::sort(first, last);
+    if (!std::is_sorted(first, last)) std::sort(first, last);
     for (auto it = first; it != last; ++it) {
       const int col = static_cast<int>(*it >> 32);
       if (it == first || col != static_cast<int>(*(it - 1) >> 32)) {
