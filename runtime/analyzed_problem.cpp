@@ -211,6 +211,7 @@ SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& o
   const bool constrained = std::any_of(L.groups.begin(), L.groups.end(), [](const detail::KernelGroup& g) {
     return g.kind != ir::CostKind::LeastSquares;
   });
+  s.setup_s = std::chrono::duration<double>(Clock::now() - start).count();
   if (constrained) detail::augmented_lagrangian(L, evaluator, *solver, state, options, s, start);
   else detail::levenberg_marquardt(L, evaluator, *solver, state, options, s, start);
   L.give_back(type, std::move(solver));

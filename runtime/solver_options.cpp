@@ -181,6 +181,7 @@ std::string SolveSummary::report() const {
   row("    Kernels, summed over kernels", seconds(compile_s));
   row("    Analyze total, wall", seconds(analyze_s));
   out << "  This solve:\n";
+  row("    Set-up (evaluator, linear solver)", seconds(setup_s));
   row("    Residual evaluation", seconds(residual_s));
   row("    Jacobian (normal equations)", seconds(jacobian_s));
   row("    Linear solver", seconds(linear_solver_s));
@@ -206,7 +207,7 @@ std::string SolveSummary::json() const {
   for (size_t i = 0; i < warnings.size(); ++i) out << (i ? ", " : "") << json_string(warnings[i]);
   out << "], \"trace_s\": " << json_number(trace_s)
       << ", \"compile_s\": " << json_number(compile_s) << ", \"kernels_wall_s\": " << json_number(kernels_wall_s)
-      << ", \"analyze_s\": " << json_number(analyze_s)
+      << ", \"analyze_s\": " << json_number(analyze_s) << ", \"setup_s\": " << json_number(setup_s)
       << ", \"residual_s\": " << json_number(residual_s) << ", \"jacobian_s\": " << json_number(jacobian_s)
       << ", \"linear_solver_s\": " << json_number(linear_solver_s) << ", \"solve_s\": " << json_number(solve_s)
       << ", \"total_s\": " << json_number(total_s) << ", \"initialization\": " << json_string(initialization)

@@ -261,10 +261,12 @@ struct SolveSummary {
   // residual_s is spent in residual-only evaluations
   // (trial points), jacobian_s in normal-equation evaluations (gradient, J^T J blocks),
   // their assembly and LM's Jacobi scaling of them, linear_solver_s in the linear solver.
-  // analyze_s is analyze() in all, solve_s this solve() in all, total_s their sum (plus
-  // initialization_s once recorded).
+  // setup_s is this solve's set-up before its first evaluation (Ceres' "preprocessor"):
+  // the linear solver's choice and symbolic analysis, the evaluator's tables, the linear
+  // solver's structures. analyze_s is analyze() in all, solve_s this solve() in all (its
+  // set-up included), total_s their sum (plus initialization_s once recorded).
   double trace_s = 0, compile_s = 0, analyze_s = 0, kernels_wall_s = 0;
-  double residual_s = 0, jacobian_s = 0, linear_solver_s = 0, solve_s = 0, total_s = 0;
+  double setup_s = 0, residual_s = 0, jacobian_s = 0, linear_solver_s = 0, solve_s = 0, total_s = 0;
 
   // How the initial values were computed, when the caller records it (solve() cannot
   // know): "" when not recorded, else a name such as "file" (as read) or "chordal"

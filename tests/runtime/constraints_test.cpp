@@ -80,6 +80,10 @@ TEST_CASE("iteration times count from the start of solve(), across the inner sol
   for (size_t k = 1; k < s.per_iteration.size(); ++k)
     CHECK(s.per_iteration[k].cumulative_s >= s.per_iteration[k - 1].cumulative_s);
   CHECK(s.per_iteration.back().cumulative_s <= s.solve_s);
+  // The set-up comes before the first evaluation, which iteration 0's row includes.
+  CHECK(s.setup_s > 0);
+  CHECK(s.per_iteration.front().cumulative_s >= s.setup_s);
+  CHECK(s.setup_s <= s.solve_s);
 }
 
 TEST_CASE("max_time_s is the whole constrained solve's budget, not each inner solve's") {

@@ -46,7 +46,7 @@ TEST_CASE("lsjit solve prints a report, --json the summary fields, --out the sol
     CAPTURE(r.out);
     CHECK(r.exit_code == 0);
     for (const char* field : {"\"initial_cost\"", "\"final_cost\"", "\"iterations\"", "\"termination\"",
-                              "\"trace_s\"", "\"compile_s\"", "\"residual_s\"", "\"jacobian_s\"",
+                              "\"trace_s\"", "\"compile_s\"", "\"setup_s\"", "\"residual_s\"", "\"jacobian_s\"",
                               "\"linear_solver_s\"", "\"total_s\"", "\"cache_hits\"", "\"cache_misses\"",
                               "\"linear_solver\": \"dense_cholesky\""})
       CHECK(r.out.find(field) != std::string::npos);

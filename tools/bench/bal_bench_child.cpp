@@ -111,6 +111,7 @@ void child_lsjit(const ChildArgs& args) {
   emit("residual_s", s.residual_s);
   emit("jacobian_s", s.jacobian_s);
   emit("linear_solver_s", s.linear_solver_s);
+  emit("setup_s", s.setup_s);
   emit("solve_s", s.solve_s);
   emit("total_s", s.total_s);
   emit("iterations_s", iterations_s);
