@@ -79,10 +79,13 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
       if (!arrays[k].scattered) continue;
       BigVector<double*>& table = scatter_[g][k];
       table.resize(static_cast<size_t>(kg.instances));
-      for (int64_t i = 0; i < kg.instances; ++i) {
-        const Wave& wave = waves_[static_cast<size_t>((kg.first_instance + i) / wave_instances_)];
-        const Source s{kg.first_instance + i, k, static_cast<uint16_t>(g), false};
-        table[static_cast<size_t>(i)] = wave_buffer_.data() + offset(wave, s, k);
+      // Wave by wave, the group's instances there in order: a run of equal strides.
+      for (const Wave& wave : waves_) {
+        const int64_t lo = wave.group_begin[g];
+        const int64_t hi = std::clamp(wave.end - kg.first_instance, int64_t{0}, kg.instances);
+        double* const base = wave_buffer_.data() + wave.array_base[g][k];
+        for (int64_t i = lo; i < hi; ++i)
+          table[static_cast<size_t>(i)] = base + static_cast<uint64_t>(i - lo) * per_instance_[g][k];
       }
     }
   }
@@ -153,13 +156,30 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
   h_offset_.resize(layout.h_sources.size());
   g_offset_.resize(layout.g_sources.size());
   {
+    // offset() of a source as origin + instance * stride, its origin per wave, group and
+    // array in one flat table: offset()'s lookups through the waves' nested vectors were
+    // most of this pass on Ladybug-49 (127,000 sources).
+    const size_t groups = layout.groups.size();
+    std::vector<int64_t> stride(groups * arrays_per_group, 0), origin(waves_.size() * stride.size(), 0);
+    for (size_t g = 0; g < groups; ++g)
+      for (size_t a = 0; a < per_instance_[g].size(); ++a) stride[g * arrays_per_group + a] = per_instance_[g][a];
+    for (size_t w = 0; w < waves_.size(); ++w)
+      for (size_t g = 0; g < groups; ++g)
+        for (size_t a = 0; a < per_instance_[g].size(); ++a)
+          origin[w * stride.size() + g * arrays_per_group + a] =
+              static_cast<int64_t>(waves_[w].array_base[g][a]) -
+              (layout.groups[g].first_instance + waves_[w].group_begin[g]) * stride[g * arrays_per_group + a];
     std::vector<size_t> next(wave_first.begin(), wave_first.end() - 1);
     for_each_gather([&](size_t w, const Gather& gather) {
       gathers_[next[w]++] = gather;
       const BigVector<Source>& sources = gather.h ? layout.h_sources : layout.g_sources;
       BigVector<WaveOffset>& offsets = gather.h ? h_offset_ : g_offset_;
-      for (uint64_t s = gather.first; s < gather.first + gather.count; ++s)
-        offsets[s] = static_cast<WaveOffset>(offset(waves_[w], sources[s], sources[s].array));
+      const int64_t* wave_origin = origin.data() + w * stride.size();
+      for (uint64_t s = gather.first; s < gather.first + gather.count; ++s) {
+        const Source& src = sources[s];
+        const size_t at = src.group * arrays_per_group + src.array;
+        offsets[s] = static_cast<WaveOffset>(wave_origin[at] + src.instance * stride[at]);
+      }
     });
   }
   // Assembly tasks: runs of gathers of about kTaskWork doubles added, cut by structure alone.
