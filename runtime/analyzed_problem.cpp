@@ -253,7 +253,7 @@ AnalyzedProblem::Evaluation AnalyzedProblem::evaluate(const Values& values, bool
   detail::Evaluator evaluator(*layout_, pool);
   Evaluation e;
   e.gradient.resize(layout_->tangent_dim);
-  linear::BlockSparseSymmetric H(layout_->pattern);
+  auto H = linear::BlockSparseSymmetric::uninitialized(layout_->pattern);  // all written below
   e.cost = evaluator.normal_equations(state, e.gradient.data(), H);
   if (gauss_newton) e.gauss_newton = H.to_dense();
   return e;
@@ -267,7 +267,7 @@ linear::BlockSparseSymmetric AnalyzedProblem::gauss_newton_matrix(const Values& 
   check_threads(num_threads, "lsjit::AnalyzedProblem::gauss_newton_matrix");
   detail::ThreadPool pool(num_threads);
   detail::Evaluator evaluator(*layout_, pool);
-  linear::BlockSparseSymmetric H(layout_->pattern);
+  auto H = linear::BlockSparseSymmetric::uninitialized(layout_->pattern);  // all written below
   std::vector<double> g(static_cast<size_t>(layout_->tangent_dim));
   const double c = evaluator.normal_equations(state, g.data(), H);
   if (gradient) std::copy(g.begin(), g.end(), gradient);

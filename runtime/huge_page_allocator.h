@@ -20,6 +20,8 @@
 
 #include <cstddef>
 #include <new>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace lsjit::detail {
@@ -51,5 +53,29 @@ struct HugePageAllocator {
 // A std::vector whose storage is huge-page backed when large.
 template <typename T>
 using BigVector = std::vector<T, HugePageAllocator<T>>;
+
+// As HugePageAllocator, except that value-initialization (vector(n), resize(n)) leaves
+// elements default-initialized: trivial types are not written. For buffers whose every
+// element is written before it is read, where zeroing first would be a wasted pass over
+// fresh memory (BlockSparseSymmetric::uninitialized: Ladybug-49's H is 7.5 MB). Other
+// constructions (copies, assign(n, value)) write as usual.
+template <typename T>
+struct DefaultInitHugePageAllocator : HugePageAllocator<T> {
+  DefaultInitHugePageAllocator() = default;
+  template <typename U>
+  DefaultInitHugePageAllocator(const DefaultInitHugePageAllocator<U>&) {}
+  template <typename U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+// A BigVector that resize() does not zero (DefaultInitHugePageAllocator).
+template <typename T>
+using BigBuffer = std::vector<T, DefaultInitHugePageAllocator<T>>;
 
 }  // namespace lsjit::detail

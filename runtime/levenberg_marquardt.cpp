@@ -93,7 +93,8 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
   // (S H S + D) δ' = −S g is (H + S⁻¹ D S⁻¹) δ = −g with δ = S δ', the same step up to
   // rounding (Cholesky's accuracy does not depend on a diagonal scaling), without scaling
   // every entry of H at every evaluation (6% of a Ladybug-49 dense_schur solve).
-  linear::BlockSparseSymmetric H(layout.pattern);
+  // Not zeroed first: every evaluation writes all of H (Evaluator::normal_equations).
+  linear::BlockSparseSymmetric H = linear::BlockSparseSymmetric::uninitialized(layout.pattern);
   bool H_is_scaled = false;
   // The vectors of the tangent dimension, in one allocation: on Ladybug-49 nine vectors of
   // 23,769 doubles were 420 fresh 4 KiB pages, 0.8 ms of set-up; one BigVector is one

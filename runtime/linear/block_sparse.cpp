@@ -118,6 +118,19 @@ BlockSparseSymmetric::BlockSparseSymmetric(std::shared_ptr<const BlockPattern> p
   values_.assign(pattern_->num_values(), 0.0);
 }
 
+BlockSparseSymmetric::BlockSparseSymmetric(std::shared_ptr<const BlockPattern> pattern, Uninitialized)
+    : pattern_(std::move(pattern)) {
+  if (!pattern_) throw std::invalid_argument("BlockSparseSymmetric: null pattern");
+  values_.resize(pattern_->num_values());
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  std::fill(values_.begin(), values_.end(), std::numeric_limits<double>::quiet_NaN());
+#endif
+}
+
+BlockSparseSymmetric BlockSparseSymmetric::uninitialized(std::shared_ptr<const BlockPattern> pattern) {
+  return BlockSparseSymmetric(std::move(pattern), Uninitialized(0));
+}
+
 void BlockSparseSymmetric::set_zero() { std::fill(values_.begin(), values_.end(), 0.0); }
 
 void BlockSparseSymmetric::add_to_block(int i, int j, const double* B) {

@@ -100,6 +100,11 @@ class BlockSparseSymmetric {
   BlockSparseSymmetric(std::vector<int> block_sizes, std::vector<std::pair<int, int>> pairs);
   // Zero values on an existing pattern, which must not be null (std::invalid_argument).
   explicit BlockSparseSymmetric(std::shared_ptr<const BlockPattern> pattern);
+  // Values not initialized, for a caller that writes every stored value before reading
+  // any (the Evaluator's normal_equations does): no pass zeroing fresh memory first. In
+  // sanitizer builds they are NaN, so that a block read before it is written fails the
+  // tests that read it.
+  static BlockSparseSymmetric uninitialized(std::shared_ptr<const BlockPattern> pattern);
 
   const BlockPattern& pattern() const { return *pattern_; }
   const std::shared_ptr<const BlockPattern>& shared_pattern() const { return pattern_; }
@@ -133,8 +138,13 @@ class BlockSparseSymmetric {
   Eigen::MatrixXd to_dense() const;
 
  private:
+  struct Uninitialized {  // not constructible from {}: keeps ({}, {}) the public constructor's
+    explicit Uninitialized(int) {}
+  };
+  BlockSparseSymmetric(std::shared_ptr<const BlockPattern> pattern, Uninitialized);
+
   std::shared_ptr<const BlockPattern> pattern_;
-  detail::BigVector<double> values_;  // huge pages when large: see huge_page_allocator.h
+  detail::BigBuffer<double> values_;  // huge pages when large: see huge_page_allocator.h
 };
 
 }  // namespace lsjit::linear

@@ -15,6 +15,21 @@
 using lsjit::linear::BlockPattern;
 using lsjit::linear::BlockSparseSymmetric;
 
+TEST_CASE("linear BlockSparseSymmetric::uninitialized: the pattern's size, NaN under the sanitizers") {
+  auto pattern = std::make_shared<const BlockPattern>(std::vector<int>{2, 1, 3}, std::vector<std::pair<int, int>>{{0, 2}});
+  BlockSparseSymmetric A = BlockSparseSymmetric::uninitialized(pattern);
+  CHECK(A.values().size() == static_cast<size_t>(pattern->num_values()));
+  CHECK(&A.pattern() == pattern.get());
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // So that the sanitizer builds' tests catch a caller that reads a block it never wrote.
+  CHECK(std::all_of(A.values().begin(), A.values().end(), [](double x) { return std::isnan(x); }));
+#endif
+  A.set_zero();  // written, the matrix is an ordinary one
+  CHECK(A.to_dense().isZero(0));
+  const BlockSparseSymmetric zero(pattern);  // the ordinary constructor still zeroes
+  CHECK(std::all_of(zero.values().begin(), zero.values().end(), [](double x) { return x == 0.0; }));
+}
+
 TEST_CASE("linear BlockPattern: pairs in any order and duplicates give one block each") {
   // (2, 0) and (0, 2) are one block; (1, 1) is implied anyway.
   const BlockPattern p({2, 1, 3, 2}, {{2, 0}, {0, 2}, {1, 3}, {3, 1}, {0, 2}, {1, 1}});
