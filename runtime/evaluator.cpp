@@ -11,7 +11,29 @@
 
 namespace lsjit::detail {
 
+// Lists, once, everything an evaluation walks (evaluator.h), step by step below.
 Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(layout), pool_(pool) {
+  plan_waves();
+  const linear::BlockPattern& pattern = *layout.pattern;
+  h_block_row_.resize(static_cast<size_t>(pattern.num_stored_blocks()));
+  for (int i = 0; i < pattern.num_blocks(); ++i)
+    std::fill(h_block_row_.begin() + pattern.row_begin(i), h_block_row_.begin() + pattern.row_end(i), i);
+  fill_scatter_tables();
+  const SourceFlags flags = source_flags();
+  const std::vector<bool> direct = list_direct_blocks(flags);
+  cut_assembly_tasks(list_gathers(flags, direct));
+  for (size_t d = 0; d + 1 < layout.h_begin.size(); ++d)
+    if (layout.h_begin[d] == layout.h_begin[d + 1]) h_unreached_.push_back(static_cast<uint32_t>(d));
+  for (size_t d = 0; d + 1 < layout.g_begin.size(); ++d)
+    if (layout.g_begin[d] == layout.g_begin[d + 1]) g_unreached_.push_back(static_cast<uint32_t>(d));
+  corrections_.resize(static_cast<size_t>(std::min(wave_instances_, layout.instances)));
+  partial_.resize(std::max(residual_tasks_.size(), normal_tasks_.size()));
+}
+
+// Kernel tasks (chunks of kChunk instances) and the waves that group them, with each
+// wave's place for every group's output arrays in the wave buffer.
+void Evaluator::plan_waves() {
+  const ProblemLayout& layout = layout_;
   for (uint32_t g = 0; g < layout.groups.size(); ++g) {
     const KernelGroup& kg = layout.groups[g];
     data_.push_back(kg.data.empty() ? nullptr : kg.data.data());
@@ -64,12 +86,12 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
     throw Error("the normal-equation kernels of " + std::to_string(wave_instances_) + " instances write " +
                 std::to_string(buffer) + " doubles, more than a wave's offsets can address");
   wave_buffer_.resize(buffer);
-  const linear::BlockPattern& pattern = *layout.pattern;
-  h_block_row_.resize(static_cast<size_t>(pattern.num_stored_blocks()));
-  for (int i = 0; i < pattern.num_blocks(); ++i)
-    std::fill(h_block_row_.begin() + pattern.row_begin(i), h_block_row_.begin() + pattern.row_end(i), i);
+}
 
-  // Scattered arrays: every block in its place in the wave buffer, except the direct ones.
+// Scattered arrays: every block in its place in the wave buffer, except the direct ones
+// (their pointers go into H: point_direct_blocks_at).
+void Evaluator::fill_scatter_tables() {
+  const ProblemLayout& layout = layout_;
   scatter_.resize(layout.groups.size());
   for (uint32_t g = 0; g < layout.groups.size(); ++g) {
     const KernelGroup& kg = layout.groups[g];
@@ -89,29 +111,40 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
       }
     }
   }
-  // Per group and output array, what the loops over sources below ask of a source's
-  // array: looked up in the layout, it was most of their time (1 ms of Ladybug-49's).
-  enum : uint8_t { kNoLoss = 1, kPacked = 2, kScattered = 4 };
-  size_t arrays_per_group = 0;
+}
+
+// Per group and output array, what the loops over sources below ask of a source's array:
+// looked up in the layout, it was most of their time (1 ms of Ladybug-49's).
+Evaluator::SourceFlags Evaluator::source_flags() const {
+  const ProblemLayout& layout = layout_;
+  SourceFlags flags;
   for (const KernelGroup& kg : layout.groups)
-    arrays_per_group = std::max(arrays_per_group, kg.normal->layout.outputs.size());
-  std::vector<uint8_t> array_flags(layout.groups.size() * arrays_per_group, 0);
+    flags.arrays_per_group = std::max(flags.arrays_per_group, kg.normal->layout.outputs.size());
+  flags.flags.assign(layout.groups.size() * flags.arrays_per_group, 0);
   for (uint32_t g = 0; g < layout.groups.size(); ++g) {
     const KernelGroup& kg = layout.groups[g];
     for (uint32_t a = 0; a < kg.normal->layout.outputs.size(); ++a) {
-      uint8_t& f = array_flags[g * arrays_per_group + a];
-      f = kg.losses.empty() ? kNoLoss : 0;
-      if (kg.normal->layout.outputs[a].scattered) f |= kScattered;
-      if (packed_source(Source{kg.first_instance, a, static_cast<uint16_t>(g), false})) f |= kPacked;
+      uint8_t& f = flags.flags[g * flags.arrays_per_group + a];
+      f = kg.losses.empty() ? SourceFlags::kNoLoss : 0;
+      if (kg.normal->layout.outputs[a].scattered) f |= SourceFlags::kScattered;
+      if (packed_source(Source{kg.first_instance, a, static_cast<uint16_t>(g), false})) f |= SourceFlags::kPacked;
     }
   }
-  auto flags = [&](const Source& s) { return array_flags[s.group * arrays_per_group + s.array]; };
+  return flags;
+}
+
+// The H blocks a kernel writes into H itself (evaluator.h): a block's only source, without
+// loss or transpose, from a scattered array, and not diagonal. Listed in direct_ and in
+// their waves (to be scaled); returns the mark per stored block.
+std::vector<bool> Evaluator::list_direct_blocks(const SourceFlags& flags) {
+  const ProblemLayout& layout = layout_;
+  constexpr uint8_t kDirectable = SourceFlags::kNoLoss | SourceFlags::kScattered;
   std::vector<bool> direct_destination(h_block_row_.size(), false);  // per stored block of H
   for (size_t d = 0; d + 1 < layout.h_begin.size(); ++d) {
     if (layout.h_begin[d + 1] - layout.h_begin[d] != 1) continue;
     const Source& s = layout.h_sources[layout.h_begin[d]];
-    direct_destination[d] = (flags(s) & (kNoLoss | kScattered)) == (kNoLoss | kScattered) && !s.transpose &&
-                             !diagonal(static_cast<uint32_t>(d));
+    direct_destination[d] =
+        (flags(s) & kDirectable) == kDirectable && !s.transpose && !diagonal(static_cast<uint32_t>(d));
   }
   direct_.reserve(static_cast<size_t>(std::count(direct_destination.begin(), direct_destination.end(), true)));
   for (size_t d = 0; d + 1 < layout.h_begin.size(); ++d) {
@@ -120,10 +153,14 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
     direct_.push_back({s.group, s.array, s.instance - layout.groups[s.group].first_instance, layout.h_value_offset[d]});
     waves_[static_cast<size_t>(s.instance / wave_instances_)].direct.push_back(static_cast<uint32_t>(d));
   }
+  return direct_destination;
+}
 
-  // Gathers: each destination's sources split by wave (they are in instance order), with
-  // their offsets in the wave buffer, stored wave after wave in gathers_. One walk over the
-  // sources visits them (counting per wave, then placing): no per-wave vectors to grow.
+// Gathers: each destination's sources split by wave (they are in instance order), with
+// their offsets in the wave buffer, stored wave after wave in gathers_. One walk over the
+// sources visits them (counting per wave, then placing): no per-wave vectors to grow.
+std::vector<size_t> Evaluator::list_gathers(const SourceFlags& flags, const std::vector<bool>& direct_destination) {
+  const ProblemLayout& layout = layout_;
   auto for_each_gather = [&](auto&& visit) {
     auto list = [&](const std::vector<uint64_t>& begin, const BigVector<Source>& sources, bool h) {
       for (size_t d = 0; d + 1 < begin.size(); ++d) {
@@ -136,8 +173,8 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
             // Plain: summed as they are, packed into a packed destination or full into a
             // full one (a diagonal block's full sources come from one variable in two slots).
             const uint8_t f = flags(sources[s]);
-            const bool same_shape = !h || ((f & kPacked) != 0) == diagonal(static_cast<uint32_t>(d));
-            gather.plain = gather.plain && !sources[s].transpose && (f & kNoLoss) && same_shape;
+            const bool same_shape = !h || ((f & SourceFlags::kPacked) != 0) == diagonal(static_cast<uint32_t>(d));
+            gather.plain = gather.plain && !sources[s].transpose && (f & SourceFlags::kNoLoss) && same_shape;
             ++gather.count;
           }
           gather.closes = s == begin[d + 1];
@@ -160,15 +197,15 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
     // array in one flat table: offset()'s lookups through the waves' nested vectors were
     // most of this pass on Ladybug-49 (127,000 sources).
     const size_t groups = layout.groups.size();
-    std::vector<int64_t> stride(groups * arrays_per_group, 0), origin(waves_.size() * stride.size(), 0);
+    std::vector<int64_t> stride(groups * flags.arrays_per_group, 0), origin(waves_.size() * stride.size(), 0);
     for (size_t g = 0; g < groups; ++g)
-      for (size_t a = 0; a < per_instance_[g].size(); ++a) stride[g * arrays_per_group + a] = per_instance_[g][a];
+      for (size_t a = 0; a < per_instance_[g].size(); ++a) stride[g * flags.arrays_per_group + a] = per_instance_[g][a];
     for (size_t w = 0; w < waves_.size(); ++w)
       for (size_t g = 0; g < groups; ++g)
         for (size_t a = 0; a < per_instance_[g].size(); ++a)
-          origin[w * stride.size() + g * arrays_per_group + a] =
+          origin[w * stride.size() + g * flags.arrays_per_group + a] =
               static_cast<int64_t>(waves_[w].array_base[g][a]) -
-              (layout.groups[g].first_instance + waves_[w].group_begin[g]) * stride[g * arrays_per_group + a];
+              (layout.groups[g].first_instance + waves_[w].group_begin[g]) * stride[g * flags.arrays_per_group + a];
     std::vector<size_t> next(wave_first.begin(), wave_first.end() - 1);
     for_each_gather([&](size_t w, const Gather& gather) {
       gathers_[next[w]++] = gather;
@@ -177,12 +214,16 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
       const int64_t* wave_origin = origin.data() + w * stride.size();
       for (uint64_t s = gather.first; s < gather.first + gather.count; ++s) {
         const Source& src = sources[s];
-        const size_t at = src.group * arrays_per_group + src.array;
+        const size_t at = src.group * flags.arrays_per_group + src.array;
         offsets[s] = static_cast<WaveOffset>(wave_origin[at] + src.instance * stride[at]);
       }
     });
   }
-  // Assembly tasks: runs of gathers of about kTaskWork doubles added, cut by structure alone.
+  return wave_first;
+}
+
+// Assembly tasks: runs of gathers of about kTaskWork doubles added, cut by structure alone.
+void Evaluator::cut_assembly_tasks(const std::vector<size_t>& wave_first) {
   constexpr uint64_t kTaskWork = 16384;
   for (size_t w = 0; w < waves_.size(); ++w) {
     waves_[w].assembly.push_back(wave_first[w]);
@@ -197,12 +238,6 @@ Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(la
     }
     if (waves_[w].assembly.back() != wave_first[w + 1]) waves_[w].assembly.push_back(wave_first[w + 1]);
   }
-  for (size_t d = 0; d + 1 < layout.h_begin.size(); ++d)
-    if (layout.h_begin[d] == layout.h_begin[d + 1]) h_unreached_.push_back(static_cast<uint32_t>(d));
-  for (size_t d = 0; d + 1 < layout.g_begin.size(); ++d)
-    if (layout.g_begin[d] == layout.g_begin[d + 1]) g_unreached_.push_back(static_cast<uint32_t>(d));
-  corrections_.resize(static_cast<size_t>(std::min(wave_instances_, layout.instances)));
-  partial_.resize(std::max(residual_tasks_.size(), normal_tasks_.size()));
 }
 
 // Runs `kernel` on the group's instances [begin, end), whose outputs go to `outputs` at

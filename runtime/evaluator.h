@@ -112,6 +112,21 @@ class Evaluator {
     int64_t instance;     // local to the group
     uint64_t h_offset;    // in H's values()
   };
+  // Per group and output array, what the set-up's loops over sources ask of a source.
+  struct SourceFlags {
+    enum : uint8_t { kNoLoss = 1, kPacked = 2, kScattered = 4 };
+    std::vector<uint8_t> flags;  // [group * arrays_per_group + array]
+    size_t arrays_per_group = 0;
+    uint8_t operator()(const Source& s) const { return flags[s.group * arrays_per_group + s.array]; }
+  };
+  // The constructor's steps, in order (evaluator.cpp).
+  void plan_waves();
+  void fill_scatter_tables();
+  SourceFlags source_flags() const;
+  std::vector<bool> list_direct_blocks(const SourceFlags& flags);
+  std::vector<size_t> list_gathers(const SourceFlags& flags, const std::vector<bool>& direct_destination);
+  void cut_assembly_tasks(const std::vector<size_t>& wave_first);
+
   void add_gather(const Wave& wave, const Gather& gather, double* values, double* g, const double* scale);
   // The H part of add_gather, for gathers that are not plain (normal_equations sums the
   // plain ones itself): the sources, transposed or robustified, summed into dst (a rows x
