@@ -39,15 +39,21 @@ Eigen::Matrix<double, N, 1> solve(Problem& p, const Eigen::Matrix<double, N, 1>&
   return r.values.get(VecVar<N>(0));
 }
 
-}  // namespace
-
-TEST_CASE("a point constrained to the unit circle lands at the nearest point") {
+// A point drawn to (3, 4) and held on the unit circle: its solution is (0.6, 0.8).
+Problem circle_problem() {
   auto to_target = cost("to_target", [](const auto& v, VecVar<2> p, const auto& t) { return (v[p] - t).eval(); });
   auto on_circle = cost("on_circle", [](const auto& v, VecVar<2> p) { return v[p].squaredNorm() - 1.0; },
                         CostKind::Equality);
   Problem p;
   p.add(to_target, VecVar<2>(0), Eigen::Vector2d(3.0, 4.0));
   p.add(on_circle, VecVar<2>(0));
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("a point constrained to the unit circle lands at the nearest point") {
+  Problem p = circle_problem();
   SolveSummary s;
   const Eigen::Vector2d x = solve<2>(p, Eigen::Vector2d(0.5, 0.1), &s);
   CHECK(x.norm() == doctest::Approx(1.0).epsilon(1e-10));  // on the circle, to the tolerance
@@ -57,17 +63,6 @@ TEST_CASE("a point constrained to the unit circle lands at the nearest point") {
   CHECK(x(1) == doctest::Approx(0.8).epsilon(1e-6));
   CHECK(s.final_cost == doctest::Approx(0.5 * 16.0).epsilon(1e-9));  // |(3,4) - (0.6,0.8)|²/2
   CHECK(s.outer_iterations.size() >= 2);
-}
-
-// The circle problem of the test above, to be solved with other options.
-Problem circle_problem() {
-  auto to_target = cost("to_target", [](const auto& v, VecVar<2> p, const auto& t) { return (v[p] - t).eval(); });
-  auto on_circle = cost("on_circle", [](const auto& v, VecVar<2> p) { return v[p].squaredNorm() - 1.0; },
-                        CostKind::Equality);
-  Problem p;
-  p.add(to_target, VecVar<2>(0), Eigen::Vector2d(3.0, 4.0));
-  p.add(on_circle, VecVar<2>(0));
-  return p;
 }
 
 TEST_CASE("iteration times count from the start of solve(), across the inner solves") {
