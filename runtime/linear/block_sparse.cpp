@@ -113,9 +113,8 @@ BlockSparseSymmetric::BlockSparseSymmetric(std::vector<int> block_sizes,
           std::make_shared<const BlockPattern>(std::move(block_sizes), std::move(pairs))) {}
 
 BlockSparseSymmetric::BlockSparseSymmetric(std::shared_ptr<const BlockPattern> pattern)
-    : pattern_(std::move(pattern)) {
-  if (!pattern_) throw std::invalid_argument("BlockSparseSymmetric: null pattern");
-  values_.assign(pattern_->num_values(), 0.0);
+    : BlockSparseSymmetric(std::move(pattern), Uninitialized(0)) {
+  set_zero();
 }
 
 BlockSparseSymmetric::BlockSparseSymmetric(std::shared_ptr<const BlockPattern> pattern, Uninitialized)
