@@ -337,12 +337,14 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
     for (auto& kg : layout->groups)
       for (auto& t : kg.slot_type) t = new_index[t];
   }
+  size_t referenced = 0;
+  for (const auto& ids : ids_of_type) referenced += ids.size();
+  layout->free.reserve(referenced);
   for (size_t t = 0; t < layout->types.size(); ++t) {
     auto& ids = ids_of_type[t];
     detail::TypeTable& table = layout->types[t];
     table.ids = std::move(ids);
     table.free_index.assign(table.ids.size(), -1);
-    layout->free.reserve(layout->free.size() + table.ids.size());
     for (size_t r = 0; r < table.ids.size(); ++r) {
       // (The lookup builds a std::string key: skipped when nothing is constant.)
       if (!constant_.empty() && constant_.count({table.type->name, table.ids[r]})) {
