@@ -173,6 +173,32 @@ void KernelCache::wait_for_background() {
   background_done_.wait(lock, [&] { return background_running_ == 0; });
 }
 
+bool KernelCache::run_in_background(std::function<void()> job, int nice) {
+  {
+    std::lock_guard lock(background_mutex_);
+    ++background_running_;
+  }
+  registry_start();
+  auto finish = [this] {
+    {
+      std::lock_guard lock(background_mutex_);
+      --background_running_;
+      background_done_.notify_all();  // under the lock: the cache may be destroyed after it
+    }
+    registry_finish();
+  };
+  try {
+    compile_workers().submit([job = std::move(job), finish] {
+      job();
+      finish();
+    }, nice);
+    return true;
+  } catch (const std::exception&) {  // no thread: the caller runs it
+    finish();
+    return false;
+  }
+}
+
 void KernelCache::load_compiler_in_background() {
   // The load holds the dynamic loader's lock for its whole 17-21 ms: what tier 0 will ask
   // the loader for (libmvec's functions) is resolved first, as start_in_tier0 does.

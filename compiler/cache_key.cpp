@@ -146,6 +146,8 @@ CacheKey make_cache_key(const ir::Trace& traced, KernelMode mode, const CompileO
 
 std::string kernel_symbol(const CacheKey& key) { return "lsjit_k_" + key.id(); }
 
+bool is_data_key(const CacheKey& key) { return !key.parts.empty() && key.parts.front().first == "data"; }
+
 std::vector<PartDifference> diff_keys(const CacheKey& before, const CacheKey& after) {
   std::vector<PartDifference> out;
   auto find = [](const CacheKey& k, const std::string& name) -> const std::string* {

@@ -76,6 +76,12 @@ CacheKey make_cache_key(const ir::Trace& traced, KernelMode mode, const CompileO
 // The kernel function's symbol for a key: "lsjit_k_" + id.
 std::string kernel_symbol(const CacheKey& key);
 
+// Whether `key` names a data entry (KernelCache::read_data: something derived from a
+// problem's static structure that is not machine code, e.g. a fill-reducing ordering)
+// rather than a kernel: its first part is ("data", what). Its entry has no symbol, no
+// stage times and no IR text; its object_code field holds the data.
+bool is_data_key(const CacheKey& key);
+
 // One part that differs between two keys. A part only one key has shows `(absent)` on
 // the other side.
 struct PartDifference {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <stdexcept>
 #include <future>
 #include <cstdio>
 #include <cstdlib>
@@ -410,6 +411,10 @@ KernelCache::Built KernelCache::compile_and_load(const ir::Trace& graph, const K
 void KernelCache::store_on_disk(const CacheKey& key, const std::string& symbol,
                                 const StageTimes& times, const ir::Trace& graph,
                                 const CompiledObject& object) {
+  write_entry(DiskEntry{key, symbol, times, ir::print(graph), object.object_code});
+}
+
+void KernelCache::write_entry(const DiskEntry& entry) {
   bool write = false;
   bool warn_no_directory = false;
   {
@@ -422,7 +427,6 @@ void KernelCache::store_on_disk(const CacheKey& key, const std::string& symbol,
     warn("no kernel cache directory (set LSJIT_CACHE_DIR, XDG_CACHE_HOME or HOME); kernels are "
          "cached in memory only");
   if (write) {
-    DiskEntry entry{key, symbol, times, ir::print(graph), object.object_code};
     try {
       const std::optional<AuthKey> auth = disk_key(true);
       if (!auth) return;  // refused (warned); memory only from now on
@@ -430,7 +434,7 @@ void KernelCache::store_on_disk(const CacheKey& key, const std::string& symbol,
       std::lock_guard lock(mutex_);
       ++stats_.disk_writes;
     } catch (const EntryBlocked& ex) {
-      warn_once("blocked " + disk_->entry_path(key.hash).string(), ex.what());
+      warn_once("blocked " + disk_->entry_path(entry.key.hash).string(), ex.what());
     } catch (const std::exception& ex) {
       bool first = false;
       {
@@ -441,6 +445,54 @@ void KernelCache::store_on_disk(const CacheKey& key, const std::string& symbol,
       if (first) warn(std::string(ex.what()) + "; kernels are cached in memory only from now on");
     }
   }
+}
+
+std::optional<std::string> KernelCache::read_data(
+    const CacheKey& key, const std::function<std::string(std::string_view)>& invalid) {
+  if (!is_data_key(key)) throw std::invalid_argument("KernelCache::read_data: " + key.id() + " is not a data key");
+  {
+    std::lock_guard lock(mutex_);
+    if (!disk_ || !disk_trusted_ || options_.tiering == Options::Tiering::Tier0Only) return std::nullopt;
+  }
+  const std::optional<AuthKey> auth = disk_key(false);
+  if (!auth) return std::nullopt;
+  DecodeResult r = disk_->read(key.hash, &*auth);
+  const std::string path = disk_->entry_path(key.hash).string();
+  auto bad_entry = [&](const std::string& what) {
+    warn_once("bad " + path + " " + what, "kernel cache entry " + path + " (" +
+                                              std::string(key.parts.front().second) + ") " + what +
+                                              "; computing it again and replacing it");
+    std::lock_guard lock(mutex_);
+    ++stats_.bad_disk_entries;
+  };
+  if (r.status == EntryStatus::Ok) {
+    if (r.entry->key.parts != key.parts) {
+      bad_entry("has the requested id but a different key (a hash collision)");
+      return std::nullopt;
+    }
+    if (const std::string why = invalid(r.entry->object_code); !why.empty()) {
+      bad_entry("holds unusable data (" + why + ")");
+      return std::nullopt;
+    }
+    std::lock_guard lock(mutex_);
+    ++stats_.data_hits;
+    return std::move(r.entry->object_code);
+  }
+  if (r.status == EntryStatus::Untrusted)
+    warn_once("untrusted " + path, "kernel cache entry " + path + " is refused (" + r.message + "); remove it");
+  else if (r.status != EntryStatus::Missing)
+    bad_entry("is " + std::string(entry_status_name(r.status)) + " (" + r.message + ")");
+  return std::nullopt;
+}
+
+void KernelCache::store_data(const CacheKey& key, std::string bytes) {
+  if (!is_data_key(key)) throw std::invalid_argument("KernelCache::store_data: " + key.id() + " is not a data key");
+  {
+    std::lock_guard lock(mutex_);
+    if (!disk_ || !disk_trusted_ || !disk_writable_ || options_.tiering == Options::Tiering::Tier0Only) return;
+  }
+  auto write = [this, entry = DiskEntry{key, "", {}, "", std::move(bytes)}] { write_entry(entry); };
+  if (options_.tiering != Options::Tiering::Tiered || !run_in_background(write, 19)) write();
 }
 
 CacheStats KernelCache::stats() const {

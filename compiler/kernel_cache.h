@@ -127,7 +127,8 @@ struct CacheStats {
   uint64_t compiles = 0;     // successful compiles
   uint64_t recompiles = 0;   // see above
   uint64_t bad_disk_entries = 0;  // corrupt, truncated, foreign, colliding, unloadable
-  uint64_t disk_writes = 0;
+  uint64_t disk_writes = 0;  // kernel and data entries written
+  uint64_t data_hits = 0;    // read_data calls answered from the disk
   double compile_s = 0;      // total seconds of compiles (graph_for_mode to load)
   size_t entries = 0;        // kernels in memory
 };
@@ -229,8 +230,27 @@ class KernelCache {
   std::shared_ptr<const Kernel> find(const CacheKey& key) const;
   uint32_t recompiles(std::string_view cost_name) const;
 
+  // Data derived from a problem's static structure that is not machine code (for example
+  // the sparse Cholesky's fill-reducing ordering, runtime/ordering_cache.h), kept in the
+  // disk directory beside the kernels: the same entry format, authentication, LRU and gc,
+  // under a key whose first part is ("data", WHAT) (is_data_key). A memory-only cache, and
+  // Tiering::Tier0Only (no disk), keep none. The caller checks what it reads before using it: authentication only says
+  // that this user's lsjit wrote it.
+  // read_data: the bytes stored under `key` if the disk holds a valid entry with exactly
+  // these key parts and `invalid(bytes)` returns "" (else it says what is wrong with them),
+  // else nullopt. A bad entry is warned about as a kernel's is, and the caller computes the
+  // data again and stores it, which replaces the entry.
+  std::optional<std::string> read_data(const CacheKey& key,
+                                       const std::function<std::string(std::string_view)>& invalid);
+  // Writes `bytes` under `key` (a data key; std::invalid_argument otherwise). With
+  // Tiering::Tiered on a background worker at the lowest priority, so that a solve does not
+  // wait for the write's fsync (wait_for_background waits for it); else on the calling
+  // thread. Failures are warned about as kernel writes are, never thrown.
+  void store_data(const CacheKey& key, std::string bytes);
+
   // Blocks until every background compile this cache started (Tiering::Tiered) has
-  // finished: its kernel switched to machine code, or its failure warned about.
+  // finished: its kernel switched to machine code, or its failure warned about; and every
+  // background store_data has been written or warned about.
   void wait_for_background();
 
   void set_fail_on_recompile(bool fail);
@@ -291,6 +311,11 @@ class KernelCache {
   // failures are warned about (once where they repeat), never thrown.
   void store_on_disk(const CacheKey& key, const std::string& symbol, const StageTimes& times,
                      const ir::Trace& graph, const CompiledObject& object);
+  // store_on_disk's write of any entry (kernel or data).
+  void write_entry(const DiskEntry& entry);
+  // Runs `job` on a background compile worker at `nice`, counted for wait_for_background
+  // and for the wait at exit; false (nothing run) when no worker can be started.
+  bool run_in_background(std::function<void()> job, int nice);
   TargetInfo target_for(const CompileOptions& options);
   void warn(const std::string& line);
   void log_line(const std::string& line);

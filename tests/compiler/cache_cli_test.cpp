@@ -457,3 +457,53 @@ TEST_CASE("lsjit cache export: the system linker takes the library, and the tabl
   }
   CHECK(ran.out.find(odd) != std::string::npos);
 }
+
+TEST_CASE("lsjit cache: a data entry is listed, shown, verified and gc'd - never exported") {
+  Filled f("cli_data");
+  const CacheKey data = make_cache_key({{"data", "block_ordering"}, {"blocks", "3"}});
+  {
+    KernelCache::Options o;
+    o.directory = f.dir.path;
+    KernelCache(o).store_data(data, std::string("\x01\0\0\0\x02\0\0\0\x00\0\0\0\x01\0\0\0", 16));
+  }
+  const std::string id = data.id().substr(0, 12);
+  Run r = run("cache list" + f.d());
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find(id + "  (data)") != std::string::npos);
+  CHECK(r.out.find("block_ordering") != std::string::npos);
+
+  r = run("cache show " + id + f.d());
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("data      block_ordering, 16 bytes") != std::string::npos);
+  CHECK(r.out.find("symbol") == std::string::npos);
+  CHECK(r.out.find("IR of") == std::string::npos);
+  r = run("cache show --json " + id + f.d());
+  CHECK(r.out.find("\"data\": \"block_ordering\", \"data_size\": 16") != std::string::npos);
+
+  r = run("cache verify" + f.d());
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("ok   " + id + "  (data) block_ordering (intact; a data entry: nothing to recompile)") !=
+        std::string::npos);
+  CHECK(r.out.find("4 entries, 4 ok, 0 bad") != std::string::npos);
+
+  // --all exports the kernels alone; naming the data entry is an error.
+  const fs::path out = f.dir / "exported";
+  r = run("cache export --all --name k --out " + out.string() + f.d());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("(3 kernels)") != std::string::npos);
+  r = run("cache export " + id + " --name k --out " + out.string() + f.d());
+  CHECK(r.exit_code != 0);
+  CHECK(r.out.find("a data entry (block_ordering), not a kernel") != std::string::npos);
+
+  // A damaged data entry is bad like any other.
+  const fs::path path = DiskCache(f.dir.path).entry_path(data.hash);
+  std::string bytes = read_bytes(path);
+  bytes[40] ^= 1;
+  write_bytes(path, bytes);
+  r = run("cache verify" + f.d());
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("BAD  " + id) != std::string::npos);
+}

@@ -236,6 +236,7 @@ inline size_t plant_marker_objects(const fs::path& dir, const fs::path& marker, 
     compiler::DecodeResult r = read_entry_file(f.path);
     REQUIRE(r.status == compiler::EntryStatus::Ok);
     compiler::DiskEntry e = *r.entry;
+    if (compiler::is_data_key(e.key)) continue;  // no code to plant (a solve's block ordering)
     e.object_code = marker_object(e.symbol, marker, work_dir);
     compiler::AuthKey attackers_key{};
     attackers_key.fill(0x5a);

@@ -29,9 +29,11 @@ namespace fs = std::filesystem;
 constexpr const char* kCacheUsage = R"(usage: lsjit cache <command> [--dir DIR] [--json]
 
 commands:
-  list                 every entry: id prefix, cost, mode, size, compile time
+  list                 every entry: id prefix, cost, mode, size, compile time. Data entries
+                       (what a solve derives from a problem's structure alone, such as the
+                       sparse Cholesky's block ordering) show (data) and their kind
   show KEY             an entry's key parts, stage times, symbol, and the IR text of the
-                       graph it compiles
+                       graph it compiles (a data entry: its kind and size)
   diff KEY1 KEY2       the key parts that differ between two entries
   stats                number of entries, total size, bad entries
   verify [--remove-bad]
@@ -41,7 +43,8 @@ commands:
                        the hash of its key parts and its symbol the key's; then recompile
                        the IR it stores and run the stored and the new code on the same
                        random inputs: every output must be bit-identical. Entries built for
-                       another CPU, LLVM or IR version are checked but not recompiled. Bad
+                       another CPU, LLVM or IR version are checked but not recompiled, and
+                       data entries have nothing to recompile. Bad
                        entries are reported (exit status 1) and, with --remove-bad, deleted.
   gc --max-size SIZE   delete least recently used entries until the total size is at most
                        SIZE (bytes, or with a K, M or G suffix: 500M, 2G), and temporary
@@ -118,8 +121,14 @@ struct Loaded {
   DiskCache::FileInfo file;
   DecodeResult result;
   bool ok() const { return result.status == EntryStatus::Ok; }
-  std::string cost() const { return ok() ? std::string(result.entry->key.part("cost")) : ""; }
-  std::string mode() const { return ok() ? std::string(result.entry->key.part("mode")) : ""; }
+  bool data() const { return ok() && compiler::is_data_key(result.entry->key); }
+  // A data entry's cost is "(data)" and its mode the data's kind.
+  std::string cost() const {
+    return data() ? "(data)" : ok() ? std::string(result.entry->key.part("cost")) : "";
+  }
+  std::string mode() const {
+    return !ok() ? "" : std::string(result.entry->key.part(data() ? "data" : "mode"));
+  }
 };
 
 // The directory's key, or nullptr if it has none yet (then no entry authenticates).
@@ -211,15 +220,25 @@ int show_command(const DiskCache& disk, const std::string& key, bool json, std::
     return 1;
   }
   const compiler::DiskEntry& e = *r.entry;
+  const bool data = compiler::is_data_key(e.key);
   if (json) {
     out << "{\"id\": " << json_string(file->id) << ", \"path\": " << json_string(file->path.string())
-        << ", \"size\": " << file->size << ", \"modified\": " << json_string(mtime_text(file->path))
-        << ", \"symbol\": " << json_string(e.symbol) << ", \"object_size\": " << e.object_code.size()
-        << ",\n \"parts\": {";
+        << ", \"size\": " << file->size << ", \"modified\": " << json_string(mtime_text(file->path));
+    if (data)
+      out << ", \"data\": " << json_string(std::string(e.key.part("data")))
+          << ", \"data_size\": " << e.object_code.size();
+    else
+      out << ", \"symbol\": " << json_string(e.symbol) << ", \"object_size\": " << e.object_code.size();
+    out << ",\n \"parts\": {";
     for (size_t i = 0; i < e.key.parts.size(); ++i)
       out << (i ? ", " : "") << json_string(e.key.parts[i].first) << ": "
           << json_string(e.key.parts[i].second);
-    out << "},\n \"times\": ";
+    out << "}";
+    if (data) {
+      out << "}\n";
+      return 0;
+    }
+    out << ",\n \"times\": ";
     times_json(out, e.times);
     out << ",\n \"compile_s\": " << json_number(compile_seconds(e.times))
         << ",\n \"ir\": " << json_string(e.ir_text) << "}\n";
@@ -229,14 +248,18 @@ int show_command(const DiskCache& disk, const std::string& key, bool json, std::
   out << "id        " << file->id << "\n"
       << "file      " << file->path.string() << "\n"
       << "size      " << compiler::format_size(file->size) << "\n"
-      << "modified  " << mtime_text(file->path) << "\n"
-      << "symbol    " << e.symbol << "\n"
-      << "object    " << e.object_code.size() << " bytes\n"
-      << "key parts:\n";
+      << "modified  " << mtime_text(file->path) << "\n";
+  if (data)
+    out << "data      " << e.key.part("data") << ", " << e.object_code.size() << " bytes\n";
+  else
+    out << "symbol    " << e.symbol << "\n"
+        << "object    " << e.object_code.size() << " bytes\n";
+  out << "key parts:\n";
   for (const auto& [name, value] : e.key.parts) {
     std::snprintf(line, sizeof line, "  %-16s ", name.c_str());
     out << line << value << "\n";
   }
+  if (data) return 0;
   const compiler::StageTimes& t = e.times;
   out << "stage times of the compile that made it:\n";
   for (const auto& [name, s] :
@@ -313,10 +336,11 @@ int verify_command(const DiskCache& disk, bool json, bool remove_bad, std::ostre
     std::string id, cost, mode, problem;
     std::string skipped;  // why the recompile was skipped, if it was
     bool removed = false;
+    bool data = false;  // a data entry: intact, nothing to recompile
   };
   std::vector<Verdict> verdicts;
   for (const Loaded& l : load_all(disk)) {
-    Verdict v{l.file.id, l.cost(), l.mode(), "", "", false};
+    Verdict v{l.file.id, l.cost(), l.mode(), "", "", false, false};
     if (!l.ok()) {
       v.problem = bad_reason(l.result);
     } else {
@@ -325,6 +349,11 @@ int verify_command(const DiskCache& disk, bool json, bool remove_bad, std::ostre
         if (!(compiler::hash_key_parts(e.key.parts) == e.key.hash))
           throw Error("its id is not the hash of its key parts (" +
                       compiler::hash_key_parts(e.key.parts).hex() + ")");
+        if (l.data()) {  // no code: the checks above are all there is (its user checks the data)
+          v.data = true;
+          verdicts.push_back(std::move(v));
+          continue;
+        }
         if (e.symbol != compiler::kernel_symbol(e.key))
           throw Error("its symbol " + e.symbol + " is not " + compiler::kernel_symbol(e.key));
         const compiler::RecompileCheck check = compiler::recompile_check(e);
@@ -353,8 +382,9 @@ int verify_command(const DiskCache& disk, bool json, bool remove_bad, std::ostre
       const Verdict& v = verdicts[i];
       out << (i ? ",\n  " : "\n  ") << "{\"id\": " << json_string(v.id)
           << ", \"ok\": " << (v.problem.empty() ? "true" : "false")
-          << ", \"recompiled\": " << (v.problem.empty() && v.skipped.empty() ? "true" : "false");
+          << ", \"recompiled\": " << (v.problem.empty() && v.skipped.empty() && !v.data ? "true" : "false");
       if (!v.cost.empty()) out << ", \"cost\": " << json_string(v.cost) << ", \"mode\": " << json_string(v.mode);
+      if (v.data) out << ", \"data_entry\": true";
       if (!v.skipped.empty()) out << ", \"not_recompiled_because\": " << json_string(v.skipped);
       if (!v.problem.empty())
         out << ", \"problem\": " << json_string(v.problem) << ", \"removed\": " << (v.removed ? "true" : "false");
@@ -370,6 +400,9 @@ int verify_command(const DiskCache& disk, bool json, bool remove_bad, std::ostre
     else if (!v.skipped.empty())
       out << "ok   " << v.id.substr(0, 12) << "  " << v.cost << " " << v.mode
           << " (intact; not recompiled: " << v.skipped << ")\n";
+    else if (v.data)
+      out << "ok   " << v.id.substr(0, 12) << "  " << v.cost << " " << v.mode
+          << " (intact; a data entry: nothing to recompile)\n";
     else
       out << "ok   " << v.id.substr(0, 12) << "  " << v.cost << " " << v.mode
           << " (recompiled: same output)\n";

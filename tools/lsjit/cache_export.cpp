@@ -79,6 +79,9 @@ Exported checked_entry(const DiskCache& disk, const compiler::AuthKey* key, cons
   const compiler::CacheKey& k = e.entry.key;
   if (!(compiler::hash_key_parts(k.parts) == k.hash))
     throw Error(path.string() + ": not exported: its id is not the hash of its key parts");
+  if (compiler::is_data_key(k))
+    throw Error(path.string() + ": not exported: a data entry (" + std::string(k.part("data")) +
+                "), not a kernel");
   if (e.entry.symbol != compiler::kernel_symbol(k))
     throw Error(path.string() + ": not exported: its symbol " + e.entry.symbol + " is not its key's");
   e.symbols = compiler::object_symbols(e.entry.object_code, e.entry.symbol);
@@ -154,15 +157,24 @@ std::string link_flags(const std::vector<Exported>& kernels, std::set<std::strin
   return mvec ? "-lmvec -lm" : m ? "-lm" : "";
 }
 
-std::vector<std::string> chosen_ids(const DiskCache& disk, const ExportRequest& request) {
+// Whether the file is an authenticated entry of a data key. Anything else that is not a
+// kernel is left to checked_entry, which says what is wrong with it.
+bool is_data_entry(const fs::path& path, const compiler::AuthKey* key) {
+  const compiler::DecodeResult r = DiskCache::read_file(path, key, compiler::DecodeScope::Load);
+  return r.status == compiler::EntryStatus::Ok && compiler::is_data_key(r.entry->key);
+}
+
+std::vector<std::string> chosen_ids(const DiskCache& disk, const compiler::AuthKey* key,
+                                    const ExportRequest& request) {
   std::vector<std::string> ids;
   for (const std::string& k : request.keys) ids.push_back(resolve_id(disk, k, "lsjit cache export: "));
   if (request.from_log) {
     const std::vector<std::string> logged = ids_from_log(disk, *request.from_log);
     ids.insert(ids.end(), logged.begin(), logged.end());
   }
-  if (request.all)
-    for (const DiskCache::FileInfo& f : disk.list()) ids.push_back(f.id);
+  if (request.all)  // every kernel: data entries are not exported
+    for (const DiskCache::FileInfo& f : disk.list())
+      if (!is_data_entry(f.path, key)) ids.push_back(f.id);
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   return ids;
@@ -187,7 +199,7 @@ int export_command(const DiskCache& disk, const compiler::AuthKey* key, const Ex
   }
   try {
     std::vector<Exported> kernels;
-    for (const std::string& id : chosen_ids(disk, request)) kernels.push_back(checked_entry(disk, key, id));
+    for (const std::string& id : chosen_ids(disk, key, request)) kernels.push_back(checked_entry(disk, key, id));
     if (kernels.empty()) throw Error("lsjit cache export: " + disk.directory().string() + " has no entries");
 
     std::vector<ArchiveMember> members;
