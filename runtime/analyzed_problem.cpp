@@ -111,8 +111,9 @@ std::unique_ptr<linear::LinearSolver> ProblemLayout::take_solver(
                   "AnalyzeOptions::schur_elimination)");
     return linear::make_schur_solver(type, pattern, static_cast<int>(first_eliminated));
   }
-  if (type == linear::LinearSolverType::SparseCholesky && analysis != nullptr)
-    return std::make_unique<linear::SupernodalCholesky>(pattern, analysis);
+  if (type == linear::LinearSolverType::SparseCholesky)
+    return std::make_unique<linear::SupernodalCholesky>(
+        pattern, analysis != nullptr ? analysis : predicted_factor(*this).analysis);
   return linear::make_linear_solver(type, pattern);
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "lsjit/runtime/linear/supernodal_kernels.h"
+#include "lsjit/runtime/ordering_cache.h"
 
 namespace lsjit::detail {
 namespace {
@@ -15,13 +16,15 @@ std::string with_unit(double v, const char* unit) {
   return buf;
 }
 
-// The sparse Cholesky's prediction for this structure, computed once per ProblemLayout
-// (the pattern does not change between solves).
+}  // namespace
+
+// Computed once per ProblemLayout (the pattern does not change between solves), with the
+// ordering from the kernel cache's directory when it has this pattern's.
 const FactorPrediction& predicted_factor(const ProblemLayout& L) {
   std::lock_guard lock(L.prediction_mutex);
   if (!L.factor_prediction) {
-    auto analysis = std::make_shared<const linear::SupernodalAnalysis>(
-        linear::analyze_supernodal(*L.pattern, linear::SupernodalOrdering::Automatic));
+    std::shared_ptr<const linear::SupernodalAnalysis> analysis =
+        cached_supernodal_analysis(*L.pattern, linear::SupernodalOrdering::Automatic, L.cache);
     const linear::SupernodalAnalysis& a = *analysis;
     FactorPrediction p;
     // What SupernodalCholesky allocates: the panels and the update workspace (whose side is
@@ -34,6 +37,8 @@ const FactorPrediction& predicted_factor(const ProblemLayout& L) {
   }
   return *L.factor_prediction;
 }
+
+namespace {
 
 // A sparse system with no eliminable type: the supernodal Cholesky within the budgets,
 // subgraph-preconditioned CG beyond them.

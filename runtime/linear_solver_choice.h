@@ -21,6 +21,10 @@ struct LinearSolverChoice {
 
 LinearSolverChoice choose_linear_solver(const ProblemLayout& layout, const SolverOptions& options);
 
+// The sparse Cholesky's symbolic analysis of the layout's pattern (Automatic ordering) and
+// what it predicts; Auto's budget check and an explicitly chosen SparseCholesky share it.
+const FactorPrediction& predicted_factor(const ProblemLayout& layout);
+
 // The memory budget max_direct_factor_bytes stands for: itself, or for 0 half of the
 // machine's physical memory.
 double direct_factor_byte_budget(const SolverOptions& options);

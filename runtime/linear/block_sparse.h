@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "lsjit/ir/stable_hash.h"
 #include "lsjit/runtime/huge_page_allocator.h"
 
 namespace lsjit::linear {
@@ -71,6 +72,10 @@ class BlockPattern {
 
   // Same block sizes and stored blocks (so value layouts are interchangeable).
   bool operator==(const BlockPattern& other) const;
+  // A hash of the block sizes and the stored blocks: equal patterns hash equal in every
+  // process on this host (the arrays are hashed as bytes, in the host's byte order). What
+  // keys data derived from the structure alone (runtime/ordering_cache.h).
+  Hash128 structure_hash() const;
 
   // The scalar lower triangle of A in compressed sparse columns (equivalently: the upper
   // triangle in compressed rows, which is what the block storage is row by row). Column c

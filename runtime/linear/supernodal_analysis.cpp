@@ -403,6 +403,16 @@ void lay_out(SupernodalAnalysis& a, const BlockSymbolic& s, const BlockPattern& 
 
 }  // namespace
 
+std::string ordering_provenance() {
+  // The rule: kMetisWorthFlops and how Automatic compares the orderings. Bump it when
+  // either changes.
+  constexpr int kOrderingRule = 1;
+  return "rule " + std::to_string(kOrderingRule) + " amd " + std::to_string(AMD_MAIN_VERSION) + "." +
+         std::to_string(AMD_SUB_VERSION) + "." + std::to_string(AMD_SUBSUB_VERSION) + " metis " +
+         std::to_string(METIS_VER_MAJOR) + "." + std::to_string(METIS_VER_MINOR) + "." +
+         std::to_string(METIS_VER_SUBMINOR);
+}
+
 const char* supernodal_ordering_name(SupernodalOrdering ordering) {
   switch (ordering) {
     case SupernodalOrdering::Automatic: return "automatic";
@@ -421,18 +431,59 @@ const char* supernodal_ordering_name(SupernodalOrdering ordering) {
 // Automatic asks METIS only when one AMD factorization is at least a GFlop.
 constexpr double kMetisWorthFlops = 1e9;
 
-SupernodalAnalysis analyze_supernodal(const BlockPattern& p, SupernodalOrdering ordering) {
-  const int nb = p.num_blocks();
+namespace {
+
+// An empty pattern's analysis: nothing to order or factor.
+SupernodalAnalysis empty_analysis() {
+  SupernodalAnalysis a;
+  for (auto* v : {&a.column_begin, &a.row_begin, &a.panel_offset, &a.update_begin, &a.permuted_offset})
+    v->assign(1, 0);
+  return a;
+}
+
+void check_dimension(const BlockPattern& p) {
   if (p.dim() > std::numeric_limits<int32_t>::max())
     throw Error("supernodal_cholesky: " + std::to_string(p.dim()) +
                 " scalar rows exceed the factor's 32-bit panel row indices");
-  SupernodalAnalysis a;
-  if (nb == 0) {  // nothing to order or factor: an empty factor
-    for (auto* v : {&a.column_begin, &a.row_begin, &a.panel_offset, &a.update_begin,
-                    &a.permuted_offset})
-      v->assign(1, 0);
-    return a;
+}
+
+// Steps 2-4 once the ordering `perm` and its symbolic factorization are known: the
+// elimination tree's postorder folded into the ordering, then the supernodes and the layout.
+void finish_analysis(SupernodalAnalysis& a, const BlockPattern& p, std::vector<int> perm,
+                     BlockSymbolic symbolic, PhaseClock& clock) {
+  const int nb = p.num_blocks();
+  a.ordered_blocks = perm;
+  const std::vector<int> order = postorder(symbolic.parent);
+  {
+    std::vector<int> post(nb);
+    for (int k = 0; k < nb; ++k) post[k] = perm[order[k]];
+    perm = std::move(post);
   }
+  const BlockSymbolic s = renumbered(std::move(symbolic), order);
+  a.factor_nonzeros = s.nonzeros;
+  a.factorization_flops = s.flops;
+  clock.charge(a.seconds.symbolic);
+
+  a.block_perm = perm;
+  a.block_position.resize(nb);
+  a.permuted_offset.assign(1, 0);
+  for (int k = 0; k < nb; ++k) {
+    a.block_position[perm[k]] = k;
+    a.permuted_offset.push_back(a.permuted_offset.back() + p.block_size(perm[k]));
+    for (int b = 0; b < p.block_size(perm[k]); ++b)
+      a.scalar_perm.push_back(p.scalar_offset(perm[k]) + b);
+  }
+  lay_out(a, s, p, supernode_boundaries(s, p, perm));
+  clock.charge(a.seconds.layout);
+}
+
+}  // namespace
+
+SupernodalAnalysis analyze_supernodal(const BlockPattern& p, SupernodalOrdering ordering) {
+  const int nb = p.num_blocks();
+  check_dimension(p);
+  if (nb == 0) return empty_analysis();
+  SupernodalAnalysis a;
   PhaseClock clock;
   const BlockGraph g = block_graph(p);
   clock.charge(a.seconds.graph);
@@ -465,28 +516,33 @@ SupernodalAnalysis analyze_supernodal(const BlockPattern& p, SupernodalOrdering 
       }
     }
   }
-  const std::vector<int> order = postorder(symbolic->parent);
-  {
-    std::vector<int> post(nb);
-    for (int k = 0; k < nb; ++k) post[k] = perm[order[k]];
-    perm = std::move(post);
-  }
-  const BlockSymbolic s = renumbered(std::move(*symbolic), order);
-  a.factor_nonzeros = s.nonzeros;
-  a.factorization_flops = s.flops;
-  clock.charge(a.seconds.symbolic);
+  finish_analysis(a, p, std::move(perm), std::move(*symbolic), clock);
+  return a;
+}
 
-  a.block_perm = perm;
-  a.block_position.resize(nb);
-  a.permuted_offset.assign(1, 0);
-  for (int k = 0; k < nb; ++k) {
-    a.block_position[perm[k]] = k;
-    a.permuted_offset.push_back(a.permuted_offset.back() + p.block_size(perm[k]));
-    for (int b = 0; b < p.block_size(perm[k]); ++b)
-      a.scalar_perm.push_back(p.scalar_offset(perm[k]) + b);
+SupernodalAnalysis analyze_supernodal(const BlockPattern& p, SupernodalOrdering chosen,
+                                      std::vector<int> ordered_blocks) {
+  const int nb = p.num_blocks();
+  check_dimension(p);
+  if (chosen == SupernodalOrdering::Automatic)
+    throw Error("supernodal_cholesky: a given ordering must be amd or nested_dissection, not automatic");
+  if (ordered_blocks.size() != static_cast<size_t>(nb))
+    throw Error("supernodal_cholesky: the given ordering has " + std::to_string(ordered_blocks.size()) +
+                " blocks, the pattern " + std::to_string(nb));
+  std::vector<char> seen(nb, 0);
+  for (const int b : ordered_blocks) {
+    if (b < 0 || b >= nb || seen[b])
+      throw Error("supernodal_cholesky: the given ordering is not a permutation of the pattern's blocks");
+    seen[b] = 1;
   }
-  lay_out(a, s, p, supernode_boundaries(s, p, perm));
-  clock.charge(a.seconds.layout);
+  if (nb == 0) return empty_analysis();
+  SupernodalAnalysis a;
+  a.ordering = chosen;
+  PhaseClock clock;
+  const BlockGraph g = block_graph(p);
+  clock.charge(a.seconds.graph);
+  BlockSymbolic symbolic = block_symbolic(g, p, ordered_blocks);
+  finish_analysis(a, p, std::move(ordered_blocks), std::move(symbolic), clock);
   return a;
 }
 

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "lsjit/runtime/linear/block_sparse.h"
@@ -43,6 +44,11 @@ struct SupernodalAnalysis {
   double factor_nonzeros = 0;      // nonzeros of L without the amalgamation's zeros
   double factorization_flops = 0;  // Σ count² over L's scalar columns (CHOLMOD's measure)
   double stored_entries = 0;       // lower-trapezoid entries of all panels, zeros included
+
+  // The ordering's own permutation of the blocks (AMD's or METIS' output, before the
+  // elimination tree's postorder is folded in): with `ordering`, what the analysis can be
+  // made again from (analyze_supernodal's second form; runtime/ordering_cache.h stores it).
+  std::vector<int> ordered_blocks;
 
   // Permutations. block_perm[k] is A's block at permuted position k; block_position is its
   // inverse. scalar_perm[k] is A's scalar row at permuted scalar row k.
@@ -105,6 +111,18 @@ struct SupernodalAnalysis {
 // Throws lsjit::Error when an ordering library fails (out of memory, or a forced
 // NestedDissection that METIS rejects).
 SupernodalAnalysis analyze_supernodal(const BlockPattern& pattern, SupernodalOrdering ordering);
+// The same analysis from an ordering already made: `ordered_blocks` and `chosen` (Amd or
+// NestedDissection) as an earlier analysis of this pattern returned them (ordered_blocks,
+// ordering). Steps 2-4 only, and the result equals that earlier analysis (timings aside).
+// Any permutation of the blocks gives a valid factorization; anything else (a wrong size,
+// an index out of range or repeated, chosen = Automatic) throws lsjit::Error before a
+// byte is allocated on its word.
+SupernodalAnalysis analyze_supernodal(const BlockPattern& pattern, SupernodalOrdering chosen,
+                                      std::vector<int> ordered_blocks);
+
+// The ordering libraries' versions and the ordering rule's, e.g. "rule 1 amd 2.4.6 metis
+// 5.1.0": an ordering made under another value may differ, so caches key on it.
+std::string ordering_provenance();
 
 // Name for messages and benchmarks: "amd", "nested_dissection", "automatic".
 const char* supernodal_ordering_name(SupernodalOrdering ordering);

@@ -1,0 +1,45 @@
+// The sparse Cholesky's symbolic analysis with its fill-reducing ordering kept in the
+// kernel cache's directory, keyed by the structure it orders.
+//
+// Why: the ordering depends only on H's block pattern, which a problem's structure fixes,
+// yet AMD took 0.3-1.4 ms of every warm process on the shared pose graphs (intel 0.46,
+// M3500 1.1, on this project's Zen 4 host): a fifth of what intel's warm process spends
+// before its first iteration. Kernels are cached by their static structure; this caches
+// the ordering by the pattern's, as a data entry of compiler::KernelCache (read_data,
+// store_data): authenticated with the directory's key, kept or dropped by the same LRU.
+//
+// Entry (the data of key ("data", "block_ordering"), ("provenance",
+// linear::ordering_provenance()), ("ordering", requested), ("blocks", N), ("stored_blocks",
+// M), ("pattern", BlockPattern::structure_hash)): a u32 for the ordering chosen (1 amd,
+// 2 nested_dissection), then N u32 block indices, little endian: the analysis's
+// ordered_blocks. A read is used only if its size is exactly that, its ordering is one of
+// the two and its blocks are a permutation; anything else is warned about, and the
+// analysis is made from scratch and stored again. Any permutation gives a correct
+// factorization, so not even a stale or colliding entry can change more than the fill.
+// The analysis made from a read is the one made from scratch: results are bit-identical.
+#pragma once
+
+#include <memory>
+
+#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/runtime/linear/block_sparse.h"
+#include "lsjit/runtime/linear/supernodal_analysis.h"
+
+namespace lsjit::detail {
+
+// Patterns of fewer blocks are ordered afresh: reading an entry takes about 0.05 ms
+// (opening the key file and the entry, the tag), about what AMD takes for a pose graph of
+// a hundred or two poses (smallGrid3D's 125 blocks: 0.08 ms; ring's 434: 0.08-0.2 ms).
+inline constexpr int kMinCachedBlocks = 128;
+
+// The key of `pattern`'s ordering entry when `ordering` is asked for (see above).
+compiler::CacheKey ordering_cache_key(const linear::BlockPattern& pattern, linear::SupernodalOrdering ordering);
+
+// analyze_supernodal(pattern, ordering), with the ordering read from `cache`'s directory
+// when it holds this pattern's, and stored there otherwise. `cache` nullptr, or a cache
+// without a directory: no caching. Throws what analyze_supernodal throws.
+std::shared_ptr<const linear::SupernodalAnalysis> cached_supernodal_analysis(
+    const linear::BlockPattern& pattern, linear::SupernodalOrdering ordering,
+    compiler::KernelCache* cache);
+
+}  // namespace lsjit::detail
