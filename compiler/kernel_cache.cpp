@@ -572,17 +572,21 @@ std::optional<AuthKey> KernelCache::disk_key(bool create) {
   {
     std::lock_guard lock(mutex_);
     if (!disk_ || !disk_trusted_) return std::nullopt;
+    if (!create && read_key_) return read_key_;
   }
   KeyResult r = disk_->auth_key(create);
-  if (!r.refusal.empty()) {
-    {
-      std::lock_guard lock(mutex_);
-      disk_trusted_ = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (r.refusal.empty()) {
+      read_key_ = r.key;
+      return r.key;
     }
-    warn_once("refused " + disk_->directory().string(),
-              r.refusal + "; kernels are cached in memory only");
+    disk_trusted_ = false;
+    read_key_.reset();
   }
-  return r.key;
+  warn_once("refused " + disk_->directory().string(),
+            r.refusal + "; kernels are cached in memory only");
+  return std::nullopt;
 }
 
 KernelCache& default_cache() {

@@ -323,12 +323,18 @@ class KernelCache {
   void warn_once(const std::string& what, const std::string& line);
   // The directory's key (DiskCache::auth_key), nullopt if there is none yet or the
   // directory or key file is refused; a refusal is warned once and turns the disk off.
+  // Reads (create false) reuse the key last read: checking the directory and reading the
+  // key file took 20-70 us per kernel load, more than the load's own read. Writes (create
+  // true) check and read again, and refresh it, so a directory removed and made again
+  // during the run (with a new key) is followed. A key held in memory cannot let anyone
+  // else's entry in: only this key's holder can tag one.
   std::optional<AuthKey> disk_key(bool create);
 
   Options options_;
   std::optional<DiskCache> disk_;  // set once in the constructor
   bool disk_writable_ = true;      // under mutex_
   bool disk_trusted_ = true;       // under mutex_; false once the directory or key is refused
+  std::optional<AuthKey> read_key_;  // under mutex_; disk_key's last key
   bool no_directory_warned_ = false;
 
   mutable std::mutex mutex_;

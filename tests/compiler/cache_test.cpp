@@ -938,3 +938,32 @@ TEST_CASE("disk format: the fuzzer's seed entries are current (tests/fuzz/corpus
   CHECK(decode_entry(read_bytes(seeds / "bad_other_key.lsjitk"), &fuzz_key).status ==
         EntryStatus::Unauthenticated);
 }
+
+TEST_CASE("kernel cache: loads reuse the key read first - writes read the key file again") {
+  TempDir dir("key_reuse");
+  const ir::Trace a = trace_scaled(2.0), b = trace_two_vars();
+  {
+    FakeCache c(dir.path);
+    (void)c->get(a, KernelMode::Residual);
+    (void)c->get(b, KernelMode::Residual);
+  }
+  FakeCache c(dir.path);
+  CHECK(c->lookup(a, KernelMode::Residual).source == KernelSource::Disk);
+  // The key file gone: a load no longer opens it, and still authenticates b's entry.
+  const fs::path key_file = dir / std::string(compiler::kAuthKeyFileName);
+  const std::string key_bytes = read_bytes(key_file);
+  fs::remove(key_file);
+  CHECK(c->lookup(b, KernelMode::Residual).source == KernelSource::Disk);
+  CHECK(c.log.str().empty());
+  // A write checks the directory and reads (here: makes) the key file again, and loads
+  // follow the new key: an entry tagged with the old one is bad from then on.
+  c->store_data(compiler::make_cache_key({{"data", "test_blob"}}), "x");
+  CHECK(fs::exists(key_file));
+  CHECK(read_bytes(key_file) != key_bytes);
+  CHECK(c->read_data(compiler::make_cache_key({{"data", "test_blob"}}), [](std::string_view) { return std::string(); }) ==
+        std::optional<std::string>("x"));
+  FakeCache fresh(dir.path);
+  CHECK(fresh->lookup(a, KernelMode::Residual).source == KernelSource::Compiled);
+  CHECK(fresh.log.str().find("unauthenticated") != std::string::npos);
+}
+
