@@ -66,18 +66,9 @@ TEST_CASE("data entries: only data keys - a kernel's key is refused") {
 
 TEST_CASE("data entries: damaged / unauthenticated / rejected data is warned about once and not used") {
   const CacheKey key = data_key("a");
-  struct Damage {
-    const char* name;
-    std::function<void(std::string&)> apply;
-    const char* expect;
-  };
-  const std::vector<Damage> damages = {
-      {"truncated", [](std::string& b) { b.resize(b.size() / 2); }, "is truncated"},
-      {"corrupt", [](std::string& b) { b[b.size() / 2] ^= 1; }, "is corrupt"},
-  };
-  for (const Damage& d : damages) {
+  for (const Damage& d : entry_damages()) {
     CAPTURE(d.name);
-    TempDir dir(std::string("data_bad_") + (d.name[0] == 'o' ? "otherkey" : d.name));
+    TempDir dir(std::string("data_bad_") + d.tag);
     { FakeCache(dir.path)->store_data(key, "payload"); }
     const fs::path path = DiskCache(dir.path).entry_path(key.hash);
     std::string bytes = read_bytes(path);

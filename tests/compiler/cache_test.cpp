@@ -568,21 +568,9 @@ TEST_CASE("kernel cache: memory hit / then a second cache on the directory hits 
 
 TEST_CASE("kernel cache: bad disk entries are reported once / recompiled and replaced") {
   const ir::Trace t = trace_scaled(2.0);
-  struct Damage {
-    const char* name;
-    std::function<void(std::string&)> apply;
-    const char* expect;
-  };
-  const std::vector<Damage> damages = {
-      {"truncated", [](std::string& b) { b.resize(b.size() / 2); }, "is truncated"},
-      {"corrupt", [](std::string& b) { b[b.size() / 2] ^= 1; }, "is corrupt"},
-      {"foreign", [](std::string& b) { b[8] = 99; }, "is foreign format version"},
-      {"empty", [](std::string& b) { b.clear(); }, "is truncated"},
-      {"not ours", [](std::string& b) { b = "#!/bin/sh\necho hello\n"; }, "is not a cache entry"},
-  };
-  for (const Damage& d : damages) {
+  for (const Damage& d : entry_damages()) {
     CAPTURE(d.name);
-    TempDir dir(std::string("bad_") + (d.name[0] == 'n' ? "notours" : d.name));
+    TempDir dir(std::string("bad_") + d.tag);
     const fs::path path = residual_entry_written(dir.path, t);
     std::string bytes = read_bytes(path);
     d.apply(bytes);

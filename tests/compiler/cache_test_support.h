@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -152,6 +153,24 @@ struct FakeCache {
   }
   KernelCache* operator->() { return cache.get(); }
 };
+
+// Ways to damage an entry file, each with the words its warning must contain; `tag` names
+// a per-damage directory.
+struct Damage {
+  const char* name;
+  const char* tag;
+  std::function<void(std::string&)> apply;
+  const char* expect;
+};
+inline std::vector<Damage> entry_damages() {
+  return {
+      {"truncated", "truncated", [](std::string& b) { b.resize(b.size() / 2); }, "is truncated"},
+      {"corrupt", "corrupt", [](std::string& b) { b[b.size() / 2] ^= 1; }, "is corrupt"},
+      {"foreign", "foreign", [](std::string& b) { b[8] = 99; }, "is foreign format version"},
+      {"empty", "empty", [](std::string& b) { b.clear(); }, "is truncated"},
+      {"not ours", "notours", [](std::string& b) { b = "#!/bin/sh\necho hello\n"; }, "is not a cache entry"},
+  };
+}
 
 // The entry file a fresh cache over `dir` writes for `t`'s residual kernel (the cache is
 // gone when this returns).
