@@ -8,22 +8,8 @@
 #include <vector>
 
 namespace lsjit::detail {
-namespace {
 
 using linear::SupernodalOrdering;
-
-}  // namespace
-
-compiler::CacheKey ordering_cache_key(const linear::BlockPattern& p, SupernodalOrdering requested) {
-  return compiler::make_cache_key({
-      {"data", "block_ordering"},
-      {"provenance", linear::ordering_provenance()},
-      {"ordering", linear::supernodal_ordering_name(requested)},
-      {"blocks", std::to_string(p.num_blocks())},
-      {"stored_blocks", std::to_string(p.num_stored_blocks())},
-      {"pattern", p.structure_hash().hex()},
-  });
-}
 
 namespace {
 
@@ -82,6 +68,17 @@ std::optional<Decoded> decode(std::string_view bytes, int num_blocks, std::strin
 }
 
 }  // namespace
+
+compiler::CacheKey ordering_cache_key(const linear::BlockPattern& p, SupernodalOrdering requested) {
+  return compiler::make_cache_key({
+      {"data", "block_ordering"},
+      {"provenance", linear::ordering_provenance()},
+      {"ordering", linear::supernodal_ordering_name(requested)},
+      {"blocks", std::to_string(p.num_blocks())},
+      {"stored_blocks", std::to_string(p.num_stored_blocks())},
+      {"pattern", p.structure_hash().hex()},
+  });
+}
 
 std::shared_ptr<const linear::SupernodalAnalysis> cached_supernodal_analysis(
     const linear::BlockPattern& pattern, SupernodalOrdering ordering, compiler::KernelCache* cache) {
