@@ -76,6 +76,32 @@ std::string linear_solver_failure(const ProblemLayout& layout, const linear::Lin
          "(Problem::set_constant) or add a prior";
 }
 
+// Free variables of one type in consecutive rows with consecutive step offsets, taken
+// together by the step's retraction and the parameter norm (in the order of layout.free,
+// so the sums and results are those of a loop over the variables).
+struct FreeRun {
+  uint32_t type;
+  uint32_t row;
+  int64_t offset;
+  int64_t count;
+};
+
+std::vector<FreeRun> free_runs(const ProblemLayout& layout) {
+  std::vector<FreeRun> runs;
+  for (const FreeVariable& f : layout.free) {
+    if (!runs.empty()) {
+      FreeRun& r = runs.back();
+      const int64_t tangent = layout.types[f.type].type->tangent;
+      if (r.type == f.type && f.row == r.row + r.count && f.offset == r.offset + r.count * tangent) {
+        ++r.count;
+        continue;
+      }
+    }
+    runs.push_back({f.type, f.row, f.offset, 1});
+  }
+  return runs;
+}
+
 }  // namespace
 
 void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
@@ -183,8 +209,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
     }
   }
 
-  std::vector<int> ambient_of_type;
-  for (const TypeTable& t : layout.types) ambient_of_type.push_back(t.type->ambient);
+  const std::vector<FreeRun> runs = free_runs(layout);
 
   double radius = options.initial_trust_region_radius;
   double decrease_factor = 2.0;
@@ -303,10 +328,10 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
       it.step_norm = std::sqrt(dot(step, step));
 
       double x_norm2 = 0;
-      for (const FreeVariable& f : layout.free) {
-        const int ambient = ambient_of_type[f.type];
-        const double* x = state[f.type].data() + size_t{f.row} * ambient;
-        for (int c = 0; c < ambient; ++c) x_norm2 += x[c] * x[c];
+      for (const FreeRun& r : runs) {
+        const int64_t ambient = layout.types[r.type].type->ambient;
+        const double* x = state[r.type].data() + r.row * ambient;
+        for (int64_t c = 0; c < r.count * ambient; ++c) x_norm2 += x[c] * x[c];
       }
       const double x_norm = std::sqrt(x_norm2);
       if (it.step_norm <= options.parameter_tolerance * (x_norm + options.parameter_tolerance)) {
@@ -321,10 +346,10 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
       }
 
       for (size_t t = 0; t < state.size(); ++t) candidate[t] = state[t];
-      for (const FreeVariable& f : layout.free) {
-        const VariableType& type = *layout.types[f.type].type;
-        const size_t row = size_t{f.row} * type.ambient;
-        type.retract(state[f.type].data() + row, step.data() + f.offset, candidate[f.type].data() + row);
+      for (const FreeRun& r : runs) {
+        const VariableType& type = *layout.types[r.type].type;
+        const size_t row = size_t{r.row} * type.ambient;
+        type.retract_run(state[r.type].data() + row, step.data() + r.offset, candidate[r.type].data() + row, r.count);
       }
       speculated = speculate;
       candidate_cost = speculated ? evaluate_normal_equations_at(candidate) : evaluate_cost_at(candidate);

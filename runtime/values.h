@@ -30,13 +30,25 @@ struct VariableType {
   int ambient = 0;
   int tangent = 0;
   void (*retract)(const double* x, const double* delta, double* out) = nullptr;
+  // `retract` for `count` variables stored one after another: x, out advance by ambient
+  // and delta by tangent. The same arithmetic, one call instead of one per variable (an
+  // indirect call each: Levenberg-Marquardt retracts all 7,825 of Ladybug-49's per step).
+  void (*retract_run)(const double* x, const double* delta, double* out, int64_t count) = nullptr;
 };
+
+namespace detail {
+template <class Var>
+void retract_run(const double* x, const double* delta, double* out, int64_t count) {
+  for (int64_t k = 0; k < count; ++k)
+    Var::retract_params(x + k * Var::kAmbient, delta + k * Var::kTangent, out + k * Var::kAmbient);
+}
+}  // namespace detail
 
 // The descriptor of Var, one per type for the whole process.
 template <class Var>
 const VariableType* variable_type() {
   static const VariableType type{std::string(Var::kName), Var::kAmbient, Var::kTangent,
-                                 &Var::retract_params};
+                                 &Var::retract_params, &detail::retract_run<Var>};
   return &type;
 }
 
