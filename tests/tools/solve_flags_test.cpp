@@ -154,3 +154,16 @@ TEST_CASE("lsjit generate refuses a problem larger than this machine's memory be
   CHECK(b.exit_code == 2);
   CHECK(b.out.find("would need about") != std::string::npos);
 }
+
+TEST_CASE("solve flags: --help returns help alone, whatever else is on the line") {
+  // 1e32 passes the flag's own range check but not validate()'s initial <= max radius rule;
+  // before, --help returned it anyway (the cli_flags fuzzer found that).
+  const auto r = parse({"g.g2o", "--initial-trust-region-radius", "1e32", "--threads", "7", "-h"});
+  REQUIRE(std::holds_alternative<SolveFlags>(r));
+  const SolveFlags& f = std::get<SolveFlags>(r);
+  CHECK(f.help);
+  CHECK(f.file.empty());
+  CHECK(lsjit::validate(f.options).empty());
+  CHECK(f.options.initial_trust_region_radius == lsjit::SolverOptions{}.initial_trust_region_radius);
+  CHECK(f.options.num_threads == lsjit::SolverOptions{}.num_threads);
+}

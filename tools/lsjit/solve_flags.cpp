@@ -136,7 +136,13 @@ std::variant<SolveFlags, FlagError> parse_solve_flags(const std::vector<std::str
     const bool unknown = error->rfind("unknown option", 0) == 0;
     return FlagError{*error, unknown};
   }
-  if (f.help) return f;
+  // --help checks nothing else, and returns nothing else: options parsed beside it (even
+  // ones the cross-field rules below would refuse) do not reach the caller.
+  if (f.help) {
+    SolveFlags help_only;
+    help_only.help = true;
+    return help_only;
+  }
   f.initial_radius_given = radius->count() > 0;
   if (!solver_name.empty()) f.options.linear_solver = *linear_solver_from_name(solver_name);
   if (!loss_text.empty()) f.loss = *parse_loss(loss_text);
