@@ -53,16 +53,10 @@ std::optional<Decoded> decode(std::string_view bytes, int num_blocks, std::strin
   }
   d.chosen = kind == 1 ? SupernodalOrdering::Amd : SupernodalOrdering::NestedDissection;
   d.ordered_blocks.resize(n);
-  std::vector<char> seen(n, 0);
-  for (size_t k = 0; k < n; ++k) {
-    const uint32_t b = get_u32(bytes, 4 * (k + 1));
-    if (b >= n || seen[b]) {
-      why = "block " + std::to_string(b) + " at position " + std::to_string(k) +
-            (b >= n ? " is out of range" : " appears twice") + ": not a permutation";
-      return std::nullopt;
-    }
-    seen[b] = 1;
-    d.ordered_blocks[k] = static_cast<int>(b);
+  for (size_t k = 0; k < n; ++k) d.ordered_blocks[k] = static_cast<int>(get_u32(bytes, 4 * (k + 1)));
+  if (std::string problem = linear::block_permutation_problem(d.ordered_blocks, num_blocks); !problem.empty()) {
+    why = problem + ": not a permutation";  // (an index past INT_MAX shows as negative)
+    return std::nullopt;
   }
   return d;
 }

@@ -403,6 +403,18 @@ void lay_out(SupernodalAnalysis& a, const BlockSymbolic& s, const BlockPattern& 
 
 }  // namespace
 
+std::string block_permutation_problem(const std::vector<int>& blocks, int num_blocks) {
+  std::vector<char> seen(static_cast<size_t>(std::max(num_blocks, 0)), 0);
+  for (size_t k = 0; k < blocks.size(); ++k) {
+    const int b = blocks[k];
+    if (b < 0 || b >= num_blocks || seen[b])
+      return "block " + std::to_string(b) + " at position " + std::to_string(k) +
+             (b < 0 || b >= num_blocks ? " is out of range" : " appears twice");
+    seen[b] = 1;
+  }
+  return "";
+}
+
 std::string ordering_provenance() {
   // The rule: kMetisWorthFlops and how Automatic compares the orderings. Bump it when
   // either changes.
@@ -529,12 +541,8 @@ SupernodalAnalysis analyze_supernodal(const BlockPattern& p, SupernodalOrdering 
   if (ordered_blocks.size() != static_cast<size_t>(nb))
     throw Error("supernodal_cholesky: the given ordering has " + std::to_string(ordered_blocks.size()) +
                 " blocks, the pattern " + std::to_string(nb));
-  std::vector<char> seen(nb, 0);
-  for (const int b : ordered_blocks) {
-    if (b < 0 || b >= nb || seen[b])
-      throw Error("supernodal_cholesky: the given ordering is not a permutation of the pattern's blocks");
-    seen[b] = 1;
-  }
+  if (const std::string why = block_permutation_problem(ordered_blocks, nb); !why.empty())
+    throw Error("supernodal_cholesky: the given ordering is not a permutation of the pattern's blocks: " + why);
   if (nb == 0) return empty_analysis();
   SupernodalAnalysis a;
   a.ordering = chosen;

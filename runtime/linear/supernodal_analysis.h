@@ -120,6 +120,11 @@ SupernodalAnalysis analyze_supernodal(const BlockPattern& pattern, SupernodalOrd
 SupernodalAnalysis analyze_supernodal(const BlockPattern& pattern, SupernodalOrdering chosen,
                                       std::vector<int> ordered_blocks);
 
+// "" when `blocks` lists each of [0, num_blocks) exactly once (its size is the caller's to
+// check); else what is wrong with the first entry that does not: "block B at position K
+// is out of range" or "block B at position K appears twice".
+std::string block_permutation_problem(const std::vector<int>& blocks, int num_blocks);
+
 // The ordering libraries' versions and the ordering rule's, e.g. "rule 1 amd 2.4.6 metis
 // 5.1.0": an ordering made under another value may differ, so caches key on it.
 std::string ordering_provenance();
