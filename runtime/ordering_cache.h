@@ -1,22 +1,28 @@
-// The sparse Cholesky's symbolic analysis with its fill-reducing ordering kept in the
-// kernel cache's directory, keyed by the structure it orders.
+// The sparse Cholesky's symbolic analysis kept in the kernel cache's directory, keyed by
+// the block pattern it analyzes.
 //
-// Why: the ordering depends only on H's block pattern, which a problem's structure fixes,
+// Why: the analysis depends only on H's block pattern, which a problem's structure fixes,
 // yet AMD took 0.3-1.4 ms of every warm process on the shared pose graphs (intel 0.46,
-// M3500 1.1, on this project's Zen 4 host): a fifth of what intel's warm process spends
-// before its first iteration. Kernels are cached by their static structure; this caches
-// the ordering by the pattern's, as a data entry of compiler::KernelCache (read_data,
-// store_data): authenticated with the directory's key, kept or dropped by the same LRU.
+// M3500 1.1, on this project's Zen 4 host), and with the ordering cached, the block graph,
+// the symbolic factorization and the supernode search took 0.45 ms more on intel and 0.85
+// on M3500 and sphere2500. Kernels are cached by their static structure; this caches the
+// factor's structure by the pattern's, as a data entry of compiler::KernelCache (read_data,
+// store_data): authenticated with the directory's key, kept or dropped by the same LRU. A
+// warm process only lays the factor out from it (linear/supernodal_layout.h).
 //
-// Entry (the data of key ("data", "block_ordering"), ("provenance",
+// Entry (the data of key ("data", "supernodal_structure"), ("provenance",
 // linear::ordering_provenance()), ("ordering", requested), ("blocks", N), ("stored_blocks",
-// M), ("pattern", BlockPattern::structure_hash)): a u32 for the ordering chosen (1 amd,
-// 2 nested_dissection), then N u32 block indices, little endian: the analysis's
-// ordered_blocks. A read is used only if its size is exactly that, its ordering is one of
-// the two and its blocks are a permutation; anything else is warned about, and the
-// analysis is made from scratch and stored again. Any permutation gives a correct
-// factorization, so not even a stale or colliding entry can change more than the fill.
-// The analysis made from a read is the one made from scratch: results are bit-identical.
+// M), ("pattern", BlockPattern::structure_hash)), little endian: a u32 for the ordering
+// chosen (1 amd, 2 nested_dissection), the f64 factor_nonzeros and factorization_flops, a
+// u32 S (supernodes) and a u32 E (blocks below, all supernodes), then u32 arrays: N of
+// block_perm, S + 1 of supernode_begin, S + 1 of below_begin, E of below (the fields of
+// linear::SupernodalStructure). A read is used only if its size is exactly that and
+// analyze_supernodal accepts it for this pattern (a permutation, supernodes and rows in
+// order and in range, every block of the pattern held, every update landing on rows of its
+// target); anything else is warned about, and the analysis is made from scratch and stored
+// again. Any structure accepted gives a correct factorization, so not even a stale or
+// colliding entry can change more than the fill. The analysis made from a read is the one
+// made from scratch: results are bit-identical.
 #pragma once
 
 #include <memory>
@@ -32,10 +38,10 @@ namespace lsjit::detail {
 // a hundred or two poses (smallGrid3D's 125 blocks: 0.08 ms; ring's 434: 0.08-0.2 ms).
 inline constexpr int kMinCachedBlocks = 128;
 
-// The key of `pattern`'s ordering entry when `ordering` is asked for (see above).
-compiler::CacheKey ordering_cache_key(const linear::BlockPattern& pattern, linear::SupernodalOrdering ordering);
+// The key of `pattern`'s entry when `ordering` is asked for (see above).
+compiler::CacheKey structure_cache_key(const linear::BlockPattern& pattern, linear::SupernodalOrdering ordering);
 
-// analyze_supernodal(pattern, ordering), with the ordering read from `cache`'s directory
+// analyze_supernodal(pattern, ordering), laid out from the structure in `cache`'s directory
 // when it holds this pattern's, and stored there otherwise. `cache` nullptr, or a cache
 // without a directory: no caching. Throws what analyze_supernodal throws.
 std::shared_ptr<const linear::SupernodalAnalysis> cached_supernodal_analysis(

@@ -5,12 +5,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <optional>
-#include <stdexcept>
 #include <string>
 
 #include "lsjit/ir/error.h"
+#include "lsjit/runtime/linear/supernodal_layout.h"
 
 namespace lsjit::linear {
 
@@ -272,135 +273,6 @@ std::vector<int> supernode_boundaries(const BlockSymbolic& s, const BlockPattern
   return boundaries;
 }
 
-// Fills the panels' layout and the map of A's blocks into them. Works on blocks, not
-// scalar rows: a panel's rows are whole blocks (its own, then those below, increasing), so
-// a block's panel row is found among a few dozen blocks, and a run of the update's rows
-// advances by block sizes (M3500: 1.2 ms in a scalar-row version, with binary searches of
-// every block's first row among a panel's rows).
-void lay_out(SupernodalAnalysis& a, const BlockSymbolic& s, const BlockPattern& p,
-             const std::vector<int>& boundaries) {
-  const int nb = p.num_blocks(), ns = static_cast<int>(boundaries.size()) - 1;
-  auto size_of = [&](int block) -> int64_t { return p.block_size(a.block_perm[block]); };
-  // Each supernode's row blocks: its own [first, last), then L's structure below its last
-  // block column (which holds the structure of all its columns).
-  std::vector<int64_t> blocks_begin(ns + 1, 0);
-  std::vector<int> blocks;
-  blocks.reserve(static_cast<size_t>(nb) + s.structure.size());
-  int64_t total_rows = 0;
-  for (int sn = 0; sn < ns; ++sn) {
-    const int first = boundaries[sn], last = boundaries[sn + 1];
-    for (int j = first; j < last; ++j) blocks.push_back(j);
-    blocks.insert(blocks.end(), s.structure.begin() + s.structure_begin[last - 1],
-                  s.structure.begin() + s.structure_begin[last]);
-    blocks_begin[sn + 1] = static_cast<int64_t>(blocks.size());
-    for (int64_t e = blocks_begin[sn]; e < blocks_begin[sn + 1]; ++e) total_rows += size_of(blocks[e]);
-  }
-
-  a.supernode_of_block.resize(nb);
-  a.column_begin.assign(1, 0);
-  a.row_begin.assign(1, 0);
-  a.panel_offset.assign(1, 0);
-  a.row_index.reserve(total_rows);
-  std::vector<int32_t> block_row(blocks.size());  // blocks[e]'s first row in its panel
-  for (int sn = 0; sn < ns; ++sn) {
-    const int first = boundaries[sn], last = boundaries[sn + 1];
-    for (int j = first; j < last; ++j) a.supernode_of_block[j] = sn;
-    for (int64_t e = blocks_begin[sn]; e < blocks_begin[sn + 1]; ++e) {
-      block_row[e] = static_cast<int32_t>(static_cast<int64_t>(a.row_index.size()) - a.row_begin.back());
-      for (int64_t r = a.permuted_offset[blocks[e]], end = r + size_of(blocks[e]); r < end; ++r)
-        a.row_index.push_back(r);
-    }
-    const int64_t columns = a.permuted_offset[last] - a.permuted_offset[first];
-    const int64_t rows = static_cast<int64_t>(a.row_index.size()) - a.row_begin.back();
-    a.column_begin.push_back(a.permuted_offset[last]);
-    a.row_begin.push_back(static_cast<int64_t>(a.row_index.size()));
-    a.panel_offset.push_back(a.panel_offset.back() + rows * columns);
-    a.stored_entries += columns * (columns + 1) / 2.0 + columns * double(rows - columns);
-    a.max_rows = std::max(a.max_rows, rows);
-    a.max_below_rows = std::max(a.max_below_rows, rows - columns);
-  }
-  auto leading = [&](int t) { return a.row_begin[t + 1] - a.row_begin[t]; };
-
-  // The panel row of a block in supernode t's rows (it must be one of them): its own
-  // columns by offset, a block below by a search among t's blocks below.
-  auto panel_row = [&](int t, int block) -> int32_t {
-    if (a.supernode_of_block[block] == t)
-      return static_cast<int32_t>(a.permuted_offset[block] - a.column_begin[t]);
-    const int own = boundaries[t + 1] - boundaries[t];
-    const auto first = blocks.begin() + blocks_begin[t] + own, end = blocks.begin() + blocks_begin[t + 1];
-    return block_row[std::lower_bound(first, end, block) - blocks.begin()];
-  };
-
-  // A's blocks: (i, j) stored with i <= j; the one eliminated first is L's column.
-  a.block_target.resize(p.num_stored_blocks());
-  for (int i = 0; i < nb; ++i)
-    for (int64_t k = p.row_begin(i); k < p.row_end(i); ++k) {
-      const int pi = a.block_position[i], pj = a.block_position[p.col(k)];
-      const int column_block = std::min(pi, pj), row_block = std::max(pi, pj);
-      const int t = a.supernode_of_block[column_block];
-      const int64_t ld = leading(t);
-      const int64_t column = a.permuted_offset[column_block] - a.column_begin[t];
-      const int64_t row = panel_row(t, row_block);
-      const auto placement = pi == pj  ? SupernodalAnalysis::Placement::Diagonal
-                             : pi < pj ? SupernodalAnalysis::Placement::Direct
-                                       : SupernodalAnalysis::Placement::Transposed;
-      a.block_target[k] = {a.panel_offset[t] + column * ld + row, ld, placement};
-    }
-
-  // The updates: supernode sn's blocks below, grouped by the ancestor t owning them. The
-  // update of t covers the workspace rows from t's first block down; each of those blocks
-  // lands on t's panel row for it, found by walking t's blocks below alongside (both
-  // lists increase, and sn's blocks below t's columns are among t's).
-  a.update_begin.assign(1, 0);
-  for (int sn = 0; sn < ns; ++sn) {
-    const int own = boundaries[sn + 1] - boundaries[sn];
-    const int64_t below_begin = blocks_begin[sn] + own, below_end = blocks_begin[sn + 1];
-    int64_t source = 0;  // workspace row of block e
-    for (int64_t e = below_begin; e < below_end;) {
-      const int t = a.supernode_of_block[blocks[e]];
-      SupernodalAnalysis::Update u{t, static_cast<int32_t>(source), 0,
-                                   static_cast<int64_t>(a.runs.size()), 0};
-      int64_t group_end = e, last = source;
-      while (group_end < below_end && a.supernode_of_block[blocks[group_end]] == t)
-        last += size_of(blocks[group_end++]);
-      u.last = static_cast<int32_t>(last);
-      // Runs of rows contiguous in both the workspace and t's panel, block by block.
-      const int t_own = boundaries[t + 1] - boundaries[t];
-      int64_t walk = blocks_begin[t] + t_own;  // t's blocks below
-      int64_t row = source;
-      for (int64_t f = e; f < below_end; ++f) {
-        const int block = blocks[f];
-        const int64_t length = size_of(block);
-        int32_t target;
-        if (f < group_end) {
-          target = static_cast<int32_t>(a.permuted_offset[block] - a.column_begin[t]);
-        } else {
-          while (walk < blocks_begin[t + 1] && blocks[walk] != block) ++walk;
-          if (walk == blocks_begin[t + 1])
-            throw std::logic_error("supernodal analysis: a block below supernode " +
-                                   std::to_string(sn) + " is not among its ancestor's rows");
-          target = block_row[walk];
-        }
-        if (u.run_begin < static_cast<int64_t>(a.runs.size())) {
-          auto& run = a.runs.back();
-          if (run.source_row + run.length == row && run.target_row + run.length == target) {
-            run.length += static_cast<int32_t>(length);
-            row += length;
-            continue;
-          }
-        }
-        a.runs.push_back({static_cast<int32_t>(row), target, static_cast<int32_t>(length)});
-        row += length;
-      }
-      u.run_end = static_cast<int64_t>(a.runs.size());
-      a.updates.push_back(u);
-      source = last;
-      e = group_end;
-    }
-    a.update_begin.push_back(static_cast<int64_t>(a.updates.size()));
-  }
-}
-
 }  // namespace
 
 std::string block_permutation_problem(const std::vector<int>& blocks, int num_blocks) {
@@ -416,9 +288,9 @@ std::string block_permutation_problem(const std::vector<int>& blocks, int num_bl
 }
 
 std::string ordering_provenance() {
-  // The rule: kMetisWorthFlops and how Automatic compares the orderings. Bump it when
-  // either changes.
-  constexpr int kOrderingRule = 1;
+  // The rules: kMetisWorthFlops, how Automatic compares the orderings and the
+  // amalgamation's kRelax*. Bump it when any of them changes.
+  constexpr int kOrderingRule = 2;
   return "rule " + std::to_string(kOrderingRule) + " amd " + std::to_string(AMD_MAIN_VERSION) + "." +
          std::to_string(AMD_SUB_VERSION) + "." + std::to_string(AMD_SUBSUB_VERSION) + " metis " +
          std::to_string(METIS_VER_MAJOR) + "." + std::to_string(METIS_VER_MINOR) + "." +
@@ -459,12 +331,26 @@ void check_dimension(const BlockPattern& p) {
                 " scalar rows exceed the factor's 32-bit panel row indices");
 }
 
+// The permutations of `a` for the postordered block order `perm`.
+void set_permutation(SupernodalAnalysis& a, const BlockPattern& p, std::vector<int> perm) {
+  const int nb = p.num_blocks();
+  a.block_position.resize(nb);
+  a.permuted_offset.assign(1, 0);
+  a.scalar_perm.reserve(p.dim());
+  for (int k = 0; k < nb; ++k) {
+    a.block_position[perm[k]] = k;
+    a.permuted_offset.push_back(a.permuted_offset.back() + p.block_size(perm[k]));
+    for (int b = 0; b < p.block_size(perm[k]); ++b)
+      a.scalar_perm.push_back(p.scalar_offset(perm[k]) + b);
+  }
+  a.block_perm = std::move(perm);
+}
+
 // Steps 2-4 once the ordering `perm` and its symbolic factorization are known: the
 // elimination tree's postorder folded into the ordering, then the supernodes and the layout.
 void finish_analysis(SupernodalAnalysis& a, const BlockPattern& p, std::vector<int> perm,
                      BlockSymbolic symbolic, PhaseClock& clock) {
   const int nb = p.num_blocks();
-  a.ordered_blocks = perm;
   const std::vector<int> order = postorder(symbolic.parent);
   {
     std::vector<int> post(nb);
@@ -476,16 +362,20 @@ void finish_analysis(SupernodalAnalysis& a, const BlockPattern& p, std::vector<i
   a.factorization_flops = s.flops;
   clock.charge(a.seconds.symbolic);
 
-  a.block_perm = perm;
-  a.block_position.resize(nb);
-  a.permuted_offset.assign(1, 0);
-  for (int k = 0; k < nb; ++k) {
-    a.block_position[perm[k]] = k;
-    a.permuted_offset.push_back(a.permuted_offset.back() + p.block_size(perm[k]));
-    for (int b = 0; b < p.block_size(perm[k]); ++b)
-      a.scalar_perm.push_back(p.scalar_offset(perm[k]) + b);
+  const std::vector<int> supernode_begin = supernode_boundaries(s, p, perm);
+  set_permutation(a, p, std::move(perm));
+  // The rows below each supernode: L's structure below its last block column, which holds
+  // the structure of all its columns.
+  const int ns = static_cast<int>(supernode_begin.size()) - 1;
+  std::vector<int64_t> below_begin(ns + 1, 0);
+  std::vector<int> below;
+  for (int sn = 0; sn < ns; ++sn) {
+    const int last = supernode_begin[sn + 1] - 1;
+    below.insert(below.end(), s.structure.begin() + s.structure_begin[last],
+                 s.structure.begin() + s.structure_begin[last + 1]);
+    below_begin[sn + 1] = static_cast<int64_t>(below.size());
   }
-  lay_out(a, s, p, supernode_boundaries(s, p, perm));
+  lay_out_supernodes(a, p, supernode_begin, below_begin, below);
   clock.charge(a.seconds.layout);
 }
 
@@ -532,26 +422,84 @@ SupernodalAnalysis analyze_supernodal(const BlockPattern& p, SupernodalOrdering 
   return a;
 }
 
-SupernodalAnalysis analyze_supernodal(const BlockPattern& p, SupernodalOrdering chosen,
-                                      std::vector<int> ordered_blocks) {
+namespace {
+
+// What is wrong with `s` as a structure for `p`'s blocks, checked before anything is
+// allocated on its word (lay_out_supernodes checks the rest as it goes); "" if nothing.
+std::string structure_problem(const BlockPattern& p, const SupernodalStructure& s) {
   const int nb = p.num_blocks();
+  if (s.ordering == SupernodalOrdering::Automatic) return "its ordering is automatic, not amd or nested_dissection";
+  if (!(std::isfinite(s.factor_nonzeros) && s.factor_nonzeros >= 0 && std::isfinite(s.factorization_flops) &&
+        s.factorization_flops >= 0))
+    return "its nonzero or flop count is negative or not finite";
+  if (s.block_perm.size() != static_cast<size_t>(nb))
+    return "it orders " + std::to_string(s.block_perm.size()) + " blocks, the pattern has " + std::to_string(nb);
+  if (std::string why = block_permutation_problem(s.block_perm, nb); !why.empty())
+    return "its block order is not a permutation: " + why;
+  const std::vector<int>& first = s.supernode_begin;
+  if (first.empty() || first.front() != 0 || first.back() != nb)
+    return "its supernodes do not run from block 0 to block " + std::to_string(nb);
+  const size_t ns = first.size() - 1;
+  for (size_t sn = 0; sn < ns; ++sn)
+    if (first[sn] >= first[sn + 1]) return "supernode " + std::to_string(sn) + " has no blocks";
+  const std::vector<int64_t>& begin = s.below_begin;
+  if (begin.size() != ns + 1 || begin.front() != 0 || begin.back() != static_cast<int64_t>(s.below.size()))
+    return "its lists of blocks below do not match its " + std::to_string(ns) + " supernodes";
+  for (size_t sn = 0; sn < ns; ++sn) {
+    if (begin[sn] > begin[sn + 1]) return "the blocks below supernode " + std::to_string(sn) + " end before they begin";
+    int previous = first[sn + 1] - 1;  // the rows below come after the supernode's own
+    for (int64_t e = begin[sn]; e < begin[sn + 1]; ++e) {
+      if (s.below[e] <= previous || s.below[e] >= nb)
+        return "the blocks below supernode " + std::to_string(sn) + " are not increasing past its own, within " +
+               std::to_string(nb);
+      previous = s.below[e];
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+SupernodalAnalysis analyze_supernodal(const BlockPattern& p, const SupernodalStructure& s) {
   check_dimension(p);
-  if (chosen == SupernodalOrdering::Automatic)
-    throw Error("supernodal_cholesky: a given ordering must be amd or nested_dissection, not automatic");
-  if (ordered_blocks.size() != static_cast<size_t>(nb))
-    throw Error("supernodal_cholesky: the given ordering has " + std::to_string(ordered_blocks.size()) +
-                " blocks, the pattern " + std::to_string(nb));
-  if (const std::string why = block_permutation_problem(ordered_blocks, nb); !why.empty())
-    throw Error("supernodal_cholesky: the given ordering is not a permutation of the pattern's blocks: " + why);
-  if (nb == 0) return empty_analysis();
+  if (const std::string why = structure_problem(p, s); !why.empty())
+    throw Error("supernodal_cholesky: the given structure does not fit the pattern: " + why);
+  if (p.num_blocks() == 0) return empty_analysis();
   SupernodalAnalysis a;
-  a.ordering = chosen;
+  a.ordering = s.ordering;
+  a.factor_nonzeros = s.factor_nonzeros;
+  a.factorization_flops = s.factorization_flops;
   PhaseClock clock;
-  const BlockGraph g = block_graph(p);
-  clock.charge(a.seconds.graph);
-  BlockSymbolic symbolic = block_symbolic(g, p, ordered_blocks);
-  finish_analysis(a, p, std::move(ordered_blocks), std::move(symbolic), clock);
+  set_permutation(a, p, s.block_perm);
+  lay_out_supernodes(a, p, s.supernode_begin, s.below_begin, s.below);
+  clock.charge(a.seconds.layout);
   return a;
+}
+
+SupernodalStructure supernodal_structure(const SupernodalAnalysis& a) {
+  SupernodalStructure s;
+  s.ordering = a.ordering;
+  s.factor_nonzeros = a.factor_nonzeros;
+  s.factorization_flops = a.factorization_flops;
+  s.block_perm = a.block_perm;
+  const int nb = static_cast<int>(a.block_perm.size());
+  s.supernode_begin.assign(1, 0);
+  for (int k = 1; k < nb; ++k)
+    if (a.supernode_of_block[k] != a.supernode_of_block[k - 1]) s.supernode_begin.push_back(k);
+  if (nb > 0) s.supernode_begin.push_back(nb);
+  s.below_begin.assign(1, 0);
+  // A panel's rows below its columns are whole blocks: each starts where a block does.
+  for (int sn = 0; sn < a.num_supernodes(); ++sn) {
+    const int64_t columns = a.column_begin[sn + 1] - a.column_begin[sn];
+    for (int64_t r = a.row_begin[sn] + columns; r < a.row_begin[sn + 1];) {
+      const auto block = std::upper_bound(a.permuted_offset.begin(), a.permuted_offset.end(), a.row_index[r]) -
+                         a.permuted_offset.begin() - 1;
+      s.below.push_back(static_cast<int>(block));
+      r += a.permuted_offset[block + 1] - a.permuted_offset[block];
+    }
+    s.below_begin.push_back(static_cast<int64_t>(s.below.size()));
+  }
+  return s;
 }
 
 }  // namespace lsjit::linear

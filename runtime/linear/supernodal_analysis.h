@@ -19,7 +19,8 @@
 //      relaxed amalgamation: a supernode is merged into its parent when it is the parent's
 //      last child (so the columns stay contiguous) and the explicit zeros this adds are few
 //      (see kRelax* in the .cpp for the measured rule).
-//   4. the layout of the factor: one arena of doubles holding every supernode's panel.
+//   4. the layout of the factor: one arena of doubles holding every supernode's panel
+//      (supernodal_layout.h; from steps 1-3's SupernodalStructure, which a cache can keep).
 //
 // Panel layout (supernode s, `columns` scalar columns, `rows` = columns + below rows):
 // column-major, leading dimension `rows`, at arena offset panel_offset[s]. Panel row r is
@@ -44,11 +45,6 @@ struct SupernodalAnalysis {
   double factor_nonzeros = 0;      // nonzeros of L without the amalgamation's zeros
   double factorization_flops = 0;  // Σ count² over L's scalar columns (CHOLMOD's measure)
   double stored_entries = 0;       // lower-trapezoid entries of all panels, zeros included
-
-  // The ordering's own permutation of the blocks (AMD's or METIS' output, before the
-  // elimination tree's postorder is folded in): with `ordering`, what the analysis can be
-  // made again from (analyze_supernodal's second form; runtime/ordering_cache.h stores it).
-  std::vector<int> ordered_blocks;
 
   // Permutations. block_perm[k] is A's block at permuted position k; block_position is its
   // inverse. scalar_perm[k] is A's scalar row at permuted scalar row k.
@@ -111,22 +107,42 @@ struct SupernodalAnalysis {
 // Throws lsjit::Error when an ordering library fails (out of memory, or a forced
 // NestedDissection that METIS rejects).
 SupernodalAnalysis analyze_supernodal(const BlockPattern& pattern, SupernodalOrdering ordering);
-// The same analysis from an ordering already made: `ordered_blocks` and `chosen` (Amd or
-// NestedDissection) as an earlier analysis of this pattern returned them (ordered_blocks,
-// ordering). Steps 2-4 only, and the result equals that earlier analysis (timings aside).
-// Any permutation of the blocks gives a valid factorization; anything else (a wrong size,
-// an index out of range or repeated, chosen = Automatic) throws lsjit::Error before a
-// byte is allocated on its word.
-SupernodalAnalysis analyze_supernodal(const BlockPattern& pattern, SupernodalOrdering chosen,
-                                      std::vector<int> ordered_blocks);
+
+// What steps 1-3 find, from which step 4 lays the factor out again: the ordering chosen and
+// its counts, the postordered block order (SupernodalAnalysis::block_perm), the supernodes
+// as ranges of permuted blocks and the permuted blocks of the rows below each supernode's
+// columns. runtime/ordering_cache.h keeps it by pattern, so that a warm process skips the
+// block graph, the ordering, the symbolic factorization and the supernode search.
+struct SupernodalStructure {
+  SupernodalOrdering ordering = SupernodalOrdering::Amd;
+  double factor_nonzeros = 0, factorization_flops = 0;
+  std::vector<int> block_perm;
+  std::vector<int> supernode_begin;  // num_supernodes + 1, from 0 to num_blocks
+  std::vector<int64_t> below_begin;  // num_supernodes + 1, into below
+  std::vector<int> below;            // each supernode's, increasing, past its own blocks
+};
+
+// The structure `analysis` was laid out from.
+SupernodalStructure supernodal_structure(const SupernodalAnalysis& analysis);
+
+// The analysis of `pattern` from a structure an earlier analysis of it had
+// (supernodal_structure): step 4 only, and the result equals that earlier analysis (timings
+// aside). Any structure that holds every block of the pattern and whose updates land on
+// rows of their targets gives a valid factorization; one that does not (a block order that
+// is not a permutation, supernodes or rows out of order or out of range, a block of the
+// pattern or a row of an update with no place, an automatic ordering, counts negative or
+// not finite) throws lsjit::Error. Sizes and orders are checked before anything is
+// allocated on the structure's word.
+SupernodalAnalysis analyze_supernodal(const BlockPattern& pattern, const SupernodalStructure& structure);
 
 // "" when `blocks` lists each of [0, num_blocks) exactly once (its size is the caller's to
 // check); else what is wrong with the first entry that does not: "block B at position K
 // is out of range" or "block B at position K appears twice".
 std::string block_permutation_problem(const std::vector<int>& blocks, int num_blocks);
 
-// The ordering libraries' versions and the ordering rule's, e.g. "rule 1 amd 2.4.6 metis
-// 5.1.0": an ordering made under another value may differ, so caches key on it.
+// The ordering libraries' versions and the version of lsjit's rules (the choice between
+// orderings, the supernodes' amalgamation), e.g. "rule 2 amd 2.4.6 metis 5.1.0": a
+// structure made under another value may differ, so caches key on it.
 std::string ordering_provenance();
 
 // Name for messages and benchmarks: "amd", "nested_dissection", "automatic".

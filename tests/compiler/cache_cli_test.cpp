@@ -460,7 +460,7 @@ TEST_CASE("lsjit cache export: the system linker takes the library, and the tabl
 
 TEST_CASE("lsjit cache: a data entry is listed, shown, verified and gc'd - never exported") {
   Filled f("cli_data");
-  const CacheKey data = make_cache_key({{"data", "block_ordering"}, {"blocks", "3"}});
+  const CacheKey data = make_cache_key({{"data", "supernodal_structure"}, {"blocks", "3"}});
   {
     KernelCache::Options o;
     o.directory = f.dir.path;
@@ -471,21 +471,21 @@ TEST_CASE("lsjit cache: a data entry is listed, shown, verified and gc'd - never
   CAPTURE(r.out);
   CHECK(r.exit_code == 0);
   CHECK(r.out.find(id + "  (data)") != std::string::npos);
-  CHECK(r.out.find("block_ordering") != std::string::npos);
+  CHECK(r.out.find("supernodal_structure") != std::string::npos);
 
   r = run("cache show " + id + f.d());
   CAPTURE(r.out);
   CHECK(r.exit_code == 0);
-  CHECK(r.out.find("data      block_ordering, 16 bytes") != std::string::npos);
+  CHECK(r.out.find("data      supernodal_structure, 16 bytes") != std::string::npos);
   CHECK(r.out.find("symbol") == std::string::npos);
   CHECK(r.out.find("IR of") == std::string::npos);
   r = run("cache show --json " + id + f.d());
-  CHECK(r.out.find("\"data\": \"block_ordering\", \"data_size\": 16") != std::string::npos);
+  CHECK(r.out.find("\"data\": \"supernodal_structure\", \"data_size\": 16") != std::string::npos);
 
   r = run("cache verify" + f.d());
   CAPTURE(r.out);
   CHECK(r.exit_code == 0);
-  CHECK(r.out.find("ok   " + id + "  (data) block_ordering (intact; a data entry: nothing to recompile)") !=
+  CHECK(r.out.find("ok   " + id + "  (data) supernodal_structure (intact; a data entry: nothing to recompile)") !=
         std::string::npos);
   CHECK(r.out.find("4 entries, 4 ok, 0 bad") != std::string::npos);
 
@@ -496,7 +496,7 @@ TEST_CASE("lsjit cache: a data entry is listed, shown, verified and gc'd - never
   CHECK(r.out.find("(3 kernels)") != std::string::npos);
   r = run("cache export " + id + " --name k --out " + out.string() + f.d());
   CHECK(r.exit_code != 0);
-  CHECK(r.out.find("a data entry (block_ordering), not a kernel") != std::string::npos);
+  CHECK(r.out.find("a data entry (supernodal_structure), not a kernel") != std::string::npos);
 
   // A damaged data entry is bad like any other.
   const fs::path path = DiskCache(f.dir.path).entry_path(data.hash);
