@@ -44,6 +44,12 @@ std::string load_state(const detail::ProblemLayout& layout, const Values& values
     const detail::TypeTable& table = layout.types[t];
     const int ambient = table.type->ambient;
     state[t].resize(table.ids.size() * ambient);
+    // Usually the values hold exactly the problem's variables, in the same order: one copy.
+    if (const Values::TypeRows rows = values.rows_of(table.type->name);
+        std::equal(table.ids.begin(), table.ids.end(), rows.ids.begin(), rows.ids.end())) {
+      std::copy(rows.params.begin(), rows.params.end(), state[t].begin());
+      continue;
+    }
     for (size_t r = 0; r < table.ids.size(); ++r) {
       const double* p = values.params(table.type->name, table.ids[r]);
       if (!p)
@@ -217,11 +223,8 @@ SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& o
   else detail::levenberg_marquardt(L, evaluator, *solver, state, options, s, start);
   L.give_back(type, std::move(solver));
 
-  for (size_t t = 0; t < L.types.size(); ++t) {
-    const detail::TypeTable& table = L.types[t];
-    for (size_t r = 0; r < table.ids.size(); ++r)
-      result.values.set_params(table.type, table.ids[r], state[t].data() + r * table.type->ambient);
-  }
+  for (size_t t = 0; t < L.types.size(); ++t)
+    result.values.set_params_rows(L.types[t].type, L.types[t].ids, state[t].data());
   return finish();
 }
 

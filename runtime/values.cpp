@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace lsjit {
 
@@ -11,12 +12,66 @@ size_t Values::size() const {
   return n;
 }
 
+namespace {
+
+// splitmix64's finalizer: IDs are often consecutive, and the slot is the hash's low bits.
+size_t slot_hash(int64_t id) {
+  uint64_t z = static_cast<uint64_t>(id) + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return static_cast<size_t>(z ^ (z >> 31));
+}
+
+}  // namespace
+
+int64_t Values::Block::find(int64_t id) const {
+  if (slots.empty()) return -1;
+  const size_t mask = slots.size() - 1;
+  for (size_t s = slot_hash(id) & mask;; s = (s + 1) & mask) {
+    const uint32_t row = slots[s];
+    if (row == 0) return -1;
+    if (ids[row - 1] == id) return static_cast<int64_t>(row - 1);
+  }
+}
+
+void Values::Block::rebuild_slots(size_t size) {
+  slots.assign(size, 0);
+  const size_t mask = size - 1;
+  for (size_t r = 0; r < ids.size(); ++r) {
+    size_t s = slot_hash(ids[r]) & mask;
+    while (slots[s] != 0) s = (s + 1) & mask;
+    slots[s] = static_cast<uint32_t>(r + 1);
+  }
+}
+
+size_t Values::Block::insert(int64_t id) {
+  if (const int64_t row = find(id); row >= 0) return static_cast<size_t>(row);
+  if (ids.size() >= UINT32_MAX - 1) throw Error("lsjit::Values: more than 2^32 - 2 variables of one type");
+  ids.push_back(id);
+  params.resize(params.size() + static_cast<size_t>(type->ambient));
+  if (2 * ids.size() > slots.size()) {
+    rebuild_slots(std::max<size_t>(16, 2 * slots.size()));
+  } else {
+    const size_t mask = slots.size() - 1;
+    size_t s = slot_hash(id) & mask;
+    while (slots[s] != 0) s = (s + 1) & mask;
+    slots[s] = static_cast<uint32_t>(ids.size());
+  }
+  return ids.size() - 1;
+}
+
 const double* Values::params(std::string_view type, int64_t id) const {
   const auto b = blocks_.find(type);
   if (b == blocks_.end()) return nullptr;
-  const auto r = b->second.row.find(id);
-  if (r == b->second.row.end()) return nullptr;
-  return b->second.params.data() + r->second * b->second.type->ambient;
+  const int64_t row = b->second.find(id);
+  if (row < 0) return nullptr;
+  return b->second.params.data() + row * b->second.type->ambient;
+}
+
+Values::TypeRows Values::rows_of(std::string_view type) const {
+  const auto b = blocks_.find(type);
+  if (b == blocks_.end()) return {};
+  return {b->second.ids, b->second.params};
 }
 
 void Values::check_value(const VariableType& type, int64_t id, const double* params) {
@@ -40,13 +95,21 @@ void Values::check_value(const VariableType& type, int64_t id, const double* par
 void Values::set_params(const VariableType* type, int64_t id, const double* params) {
   Block& b = blocks_[type->name];
   if (!b.type) b.type = type;
-  const size_t ambient = static_cast<size_t>(type->ambient);
-  const auto [it, inserted] = b.row.try_emplace(id, b.ids.size());
-  if (inserted) {
-    b.ids.push_back(id);
-    b.params.resize(b.params.size() + ambient);
+  const size_t ambient = static_cast<size_t>(b.type->ambient);
+  std::copy(params, params + ambient, b.params.begin() + static_cast<ptrdiff_t>(b.insert(id) * ambient));
+}
+
+void Values::set_params_rows(const VariableType* type, std::span<const int64_t> ids, const double* params) {
+  Block& b = blocks_[type->name];
+  if (!b.type) b.type = type;
+  const size_t ambient = static_cast<size_t>(b.type->ambient);
+  if (std::equal(ids.begin(), ids.end(), b.ids.begin(), b.ids.end())) {
+    std::copy(params, params + ids.size() * ambient, b.params.begin());
+    return;
   }
-  std::copy(params, params + ambient, b.params.begin() + static_cast<ptrdiff_t>(it->second * ambient));
+  for (size_t k = 0; k < ids.size(); ++k)
+    std::copy(params + k * ambient, params + (k + 1) * ambient,
+              b.params.begin() + static_cast<ptrdiff_t>(b.insert(ids[k]) * ambient));
 }
 
 void Values::for_each(
