@@ -122,7 +122,7 @@ std::string SolveSummary::report() const {
   std::ostringstream out;
   auto row = [&](const char* name, const std::string& value) {
     char buf[96];
-    std::snprintf(buf, sizeof buf, "%-34s", name);
+    std::snprintf(buf, sizeof buf, "%-33s ", name);  // a space even after the longest name
     out << buf << value << "\n";
   };
   auto seconds = [](double s) { return format("%.6f", s); };
@@ -181,7 +181,7 @@ std::string SolveSummary::report() const {
   row("    Kernels, summed over kernels", seconds(compile_s));
   row("    Analyze total, wall", seconds(analyze_s));
   out << "  This solve:\n";
-  row("    Set-up (evaluator, linear solver)", seconds(setup_s));
+  row("    Set-up (evaluator, solver)", seconds(setup_s));
   row("    Residual evaluation", seconds(residual_s));
   row("    Jacobian (normal equations)", seconds(jacobian_s));
   row("    Linear solver", seconds(linear_solver_s));

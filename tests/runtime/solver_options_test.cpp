@@ -189,3 +189,20 @@ TEST_CASE("solve summary: a recorded information repair is printed when a mode w
   s.record_information_repair("nearest-pd", 1);
   CHECK(s.report().find("Information repaired              1 edge (nearest-pd)\n") != std::string::npos);
 }
+
+TEST_CASE("solve summary: every timed row keeps a space between its name and its seconds") {
+  SolveSummary s;
+  s.record_initialization("chordal", 0.5);
+  s.setup_s = 0.25;
+  std::istringstream lines(s.report());
+  int timed = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const size_t number = line.find_last_not_of("0123456789.");
+    if (number == std::string::npos || number + 1 == line.size() || line.find('.', number) == std::string::npos)
+      continue;  // not a row ending in seconds
+    ++timed;
+    CAPTURE(line);
+    CHECK(line[number] == ' ');
+  }
+  CHECK(timed >= 10);
+}
