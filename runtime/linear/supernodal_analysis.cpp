@@ -455,6 +455,19 @@ std::string structure_problem(const BlockPattern& p, const SupernodalStructure& 
       previous = s.below[e];
     }
   }
+  // The supernodes' tree (a parent holds a supernode's first row below) in postorder, each
+  // subtree a contiguous range ending at its root: SupernodalSplit's bins rely on it. A
+  // parent comes after its children, so a supernode's subtree is complete when it is reached.
+  std::vector<int64_t> size(ns, 1), lowest(ns);
+  for (size_t sn = 0; sn < ns; ++sn) lowest[sn] = static_cast<int64_t>(sn);
+  for (size_t sn = 0; sn < ns; ++sn) {
+    if (static_cast<int64_t>(sn) - lowest[sn] + 1 != size[sn])
+      return "its supernodes are not in a postorder of their tree (supernode " + std::to_string(sn) + ")";
+    if (begin[sn] == begin[sn + 1]) continue;  // a root
+    const auto parent = std::upper_bound(first.begin(), first.end(), s.below[begin[sn]]) - first.begin() - 1;
+    size[parent] += size[sn];
+    lowest[parent] = std::min(lowest[parent], lowest[sn]);
+  }
   return "";
 }
 

@@ -130,8 +130,8 @@ SupernodalStructure supernodal_structure(const SupernodalAnalysis& analysis);
 // aside). Any structure that holds every block of the pattern and whose updates land on
 // rows of their targets gives a valid factorization; one that does not (a block order that
 // is not a permutation, supernodes or rows out of order or out of range, a block of the
-// pattern or a row of an update with no place, an automatic ordering, counts negative or
-// not finite) throws lsjit::Error. Sizes and orders are checked before anything is
+// pattern or a row of an update with no place, supernodes out of a postorder of their tree,
+// an automatic ordering, counts negative or not finite) throws lsjit::Error. Sizes and orders are checked before anything is
 // allocated on the structure's word.
 SupernodalAnalysis analyze_supernodal(const BlockPattern& pattern, const SupernodalStructure& structure);
 

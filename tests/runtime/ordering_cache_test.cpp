@@ -321,7 +321,7 @@ TEST_CASE("ordering cache: a solve with the structure from disk is bit-identical
   spec.loop_closures = 80;
   spec.seed = 11;
   const io::GeneratedPoseGraph g = io::generate_pose_graph(spec);
-  for (LinearSolver solver : {LinearSolver::Auto, LinearSolver::SparseCholesky}) {
+  for (lsjit::LinearSolver solver : {lsjit::LinearSolver::Auto, lsjit::LinearSolver::SparseCholesky}) {
     CAPTURE(linear_solver_name(solver));
     TempDir dir("solve");
     SolverOptions options;

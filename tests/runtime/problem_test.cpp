@@ -68,7 +68,7 @@ bool bitwise_equal(const Values& a, const Values& b) {
   return same;
 }
 
-SolverOptions tight(LinearSolver solver = LinearSolver::SparseCholesky) {
+SolverOptions tight(lsjit::LinearSolver solver = lsjit::LinearSolver::SparseCholesky) {
   SolverOptions o;
   o.linear_solver = solver;
   o.function_tolerance = 1e-14;
@@ -115,7 +115,7 @@ TEST_CASE("compile once: IDs, values, instance counts, solver options and batchi
     CHECK(a1.solve(first.initial, o).summary.usable());
     CHECK(a2.solve(second.initial, o).summary.usable());
   }
-  CHECK(a2.solve(second.initial, tight(LinearSolver::ConjugateGradient)).summary.usable());
+  CHECK(a2.solve(second.initial, tight(lsjit::LinearSolver::ConjugateGradient)).summary.usable());
   CHECK(cache.stats().compiles == compiles);
   CHECK(cache.recompiles("spring") == 0);
   CHECK(cache.recompiles("anchor") == 0);
@@ -176,14 +176,14 @@ TEST_CASE("every linear solver reaches the dense solution - constant variables s
   Network net = random_network(25, 7);
   net.problem.set_constant(VecVar<3>(4));
   const AnalyzedProblem analyzed = net.problem.analyze(lsjit::testing::analyze_with(lsjit::testing::memory_cache()));
-  const SolveResult dense = analyzed.solve(net.initial, tight(LinearSolver::DenseCholesky));
+  const SolveResult dense = analyzed.solve(net.initial, tight(lsjit::LinearSolver::DenseCholesky));
   CAPTURE(dense.summary.report());
   REQUIRE(converged(dense.summary.termination));
   CHECK(dense.summary.final_cost < 1e-3 * dense.summary.initial_cost);
   CHECK(dense.summary.constant_variables == 1);
   CHECK(dense.summary.tangent_dim == 24 * 3);
-  for (LinearSolver s : {LinearSolver::SparseCholesky, LinearSolver::EigenSparseCholesky,
-                         LinearSolver::ConjugateGradient}) {
+  for (lsjit::LinearSolver s : {lsjit::LinearSolver::SparseCholesky, lsjit::LinearSolver::EigenSparseCholesky,
+                         lsjit::LinearSolver::ConjugateGradient}) {
     CAPTURE(linear_solver_name(s));
     SolverOptions o = tight(s);
     o.linear_relative_tolerance = 1e-12;
@@ -326,7 +326,7 @@ TEST_CASE("speculative evaluation changes the work of a solve, not its result") 
   // and are rejected, then the radius settles and steps are accepted.
   Network net = random_network(30, 12);
   const AnalyzedProblem a = net.problem.analyze(lsjit::testing::analyze_with(lsjit::testing::memory_cache()));
-  for (LinearSolver solver : {LinearSolver::SparseCholesky, LinearSolver::ConjugateGradient}) {
+  for (lsjit::LinearSolver solver : {lsjit::LinearSolver::SparseCholesky, lsjit::LinearSolver::ConjugateGradient}) {
     CAPTURE(linear_solver_name(solver));
     SolverOptions off = tight(solver), on = off;
     off.initial_trust_region_radius = on.initial_trust_region_radius = 1e12;
@@ -393,7 +393,7 @@ TEST_CASE("the iteration callback can stop a solve - verbose prints a row per it
 TEST_CASE("Gauss-Newton reaches the same minimum on a well-conditioned problem") {
   Network net = random_network(15, 9, 0, 15);
   const AnalyzedProblem a = net.problem.analyze(lsjit::testing::analyze_with(lsjit::testing::memory_cache()));
-  SolverOptions lm = tight(LinearSolver::DenseCholesky), gn = lm;
+  SolverOptions lm = tight(lsjit::LinearSolver::DenseCholesky), gn = lm;
   gn.gauss_newton = true;
   const SolveResult r_lm = a.solve(net.initial, lm), r_gn = a.solve(net.initial, gn);
   CAPTURE(r_gn.summary.report());
@@ -535,7 +535,7 @@ TEST_CASE("Gauss-Newton on a singular system names the variable and suggests set
   initial.set(VecVar<3>(4), Eigen::Vector3d(0, 0, 0));
   initial.set(VecVar<3>(9), Eigen::Vector3d(2, 0, 0));
   const AnalyzedProblem a = p.analyze(lsjit::testing::analyze_with(lsjit::testing::memory_cache()));
-  SolverOptions gn = tight(LinearSolver::SparseCholesky);
+  SolverOptions gn = tight(lsjit::LinearSolver::SparseCholesky);
   gn.gauss_newton = true;
   const SolveResult r = a.solve(initial, gn);
   CAPTURE(r.summary.message);
