@@ -18,6 +18,7 @@
 #include "lsjit/runtime/linear/linear_solver.h"
 #include "lsjit/runtime/linear/supernodal_cholesky.h"
 
+namespace linear_solver_test {  // its using-directives stay in this file (tests are unity-built)
 using namespace lsjit::linear;
 using lsjit::testing::fill_random;
 using lsjit::testing::make_matrix;
@@ -415,3 +416,4 @@ TEST_CASE("linear all_finite finds a NaN or infinity at any position, and only t
       }
   }
 }
+}  // namespace linear_solver_test

@@ -15,6 +15,7 @@
 #include "lsjit/runtime/linear/subgraph_cg.h"
 #include "lsjit/runtime/linear/supernodal_cholesky.h"
 
+namespace linear_subgraph_cg_test {  // its using-directives stay in this file (tests are unity-built)
 using namespace lsjit::linear;
 using lsjit::testing::fill_random;
 using lsjit::testing::make_matrix;
@@ -149,3 +150,4 @@ TEST_CASE("subgraph_cg: is made by name and rejects bad CG options") {
   CHECK_FALSE(s.ok);
   CHECK(s.message.find("subgraph_cg needs max_cg_iterations >= 1") != std::string::npos);
 }
+}  // namespace linear_subgraph_cg_test

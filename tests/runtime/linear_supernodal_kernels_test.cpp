@@ -13,6 +13,7 @@
 
 #include "lsjit/runtime/linear/supernodal_kernels.h"
 
+namespace linear_supernodal_kernels_test {  // its using-directives stay in this file (tests are unity-built)
 using namespace lsjit::linear;
 using namespace lsjit::linear::supernodal;
 
@@ -238,3 +239,4 @@ TEST_CASE("supernodal kernels: init_blas leaves no BLAS worker threads behind") 
   CHECK(threads_of_this_process() == after);
   if (&blas_server_avail != nullptr) CHECK(blas_server_avail == 0);
 }
+}  // namespace linear_supernodal_kernels_test

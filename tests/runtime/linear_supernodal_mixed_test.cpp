@@ -13,6 +13,7 @@
 #include "../support/random_block_sparse.h"
 #include "lsjit/runtime/linear/supernodal_cholesky.h"
 
+namespace linear_supernodal_mixed_test {  // its using-directives stay in this file (tests are unity-built)
 using namespace lsjit::linear;
 using lsjit::testing::fill_random;
 using lsjit::testing::make_matrix;
@@ -198,3 +199,4 @@ TEST_CASE("linear supernodal mixed: two threads give one thread's solution bit f
   REQUIRE(c.solve(A, nullptr, b.data(), two.data(), mixed(MixedPrecision::Always, 10, 2)).mixed_precision);
   CHECK(one == two);
 }
+}  // namespace linear_supernodal_mixed_test

@@ -14,6 +14,7 @@
 #include "lsjit/ir/error.h"
 #include "lsjit/runtime/linear/supernodal_cholesky.h"
 
+namespace linear_supernodal_test {  // its using-directives stay in this file (tests are unity-built)
 using namespace lsjit::linear;
 using lsjit::testing::fill_random;
 using lsjit::testing::make_matrix;
@@ -292,3 +293,4 @@ TEST_CASE("linear supernodal: a solver made from a given analysis solves as one 
   CHECK_THROWS_WITH_AS(SupernodalCholesky(A.shared_pattern(), std::shared_ptr<const SupernodalAnalysis>()),
                        doctest::Contains("null"), lsjit::Error);
 }
+}  // namespace linear_supernodal_test

@@ -11,6 +11,7 @@
 #include "lsjit/runtime/linear/supernodal_cholesky.h"
 #include "lsjit/runtime/linear/supernodal_split.h"
 
+namespace linear_supernodal_threads_test {  // its using-directives stay in this file (tests are unity-built)
 using namespace lsjit::linear;
 using lsjit::testing::fill_random;
 using lsjit::testing::make_matrix;
@@ -100,3 +101,4 @@ TEST_CASE("linear supernodal threads: a bad pivot is the one one thread reports"
     CHECK(s2.message == s1.message);
   }
 }
+}  // namespace linear_supernodal_threads_test
