@@ -19,9 +19,9 @@
 // linear::SupernodalStructure). A read is used only if its size is exactly that and
 // analyze_supernodal accepts it for this pattern (a permutation, supernodes and rows in
 // order and in range, in a postorder of their tree, every block of the pattern held, every
-// update landing on rows of its target); anything else is warned about, and the analysis is made from scratch and stored
-// again. Any structure accepted gives a correct factorization, so not even a stale or
-// colliding entry can change more than the fill. The analysis made from a read is the one
+// update landing on rows of its target); anything else is warned about, and the analysis
+// is made from scratch and stored again. Any structure accepted gives a correct
+// factorization, so not even a stale or colliding entry can change more than the fill. The analysis made from a read is the one
 // made from scratch: results are bit-identical.
 #pragma once
 

@@ -34,14 +34,11 @@ int64_t Values::Block::find(int64_t id) const {
   }
 }
 
-void Values::Block::rebuild_slots(size_t size) {
-  slots.assign(size, 0);
-  const size_t mask = size - 1;
-  for (size_t r = 0; r < ids.size(); ++r) {
-    size_t s = slot_hash(ids[r]) & mask;
-    while (slots[s] != 0) s = (s + 1) & mask;
-    slots[s] = static_cast<uint32_t>(r + 1);
-  }
+void Values::Block::place(size_t row) {
+  const size_t mask = slots.size() - 1;
+  size_t s = slot_hash(ids[row]) & mask;
+  while (slots[s] != 0) s = (s + 1) & mask;
+  slots[s] = static_cast<uint32_t>(row + 1);
 }
 
 size_t Values::Block::insert(int64_t id) {
@@ -49,13 +46,11 @@ size_t Values::Block::insert(int64_t id) {
   if (ids.size() >= UINT32_MAX - 1) throw Error("lsjit::Values: more than 2^32 - 2 variables of one type");
   ids.push_back(id);
   params.resize(params.size() + static_cast<size_t>(type->ambient));
-  if (2 * ids.size() > slots.size()) {
-    rebuild_slots(std::max<size_t>(16, 2 * slots.size()));
+  if (2 * ids.size() > slots.size()) {  // grow, and place every row again
+    slots.assign(std::max<size_t>(16, 2 * slots.size()), 0);
+    for (size_t r = 0; r < ids.size(); ++r) place(r);
   } else {
-    const size_t mask = slots.size() - 1;
-    size_t s = slot_hash(id) & mask;
-    while (slots[s] != 0) s = (s + 1) & mask;
-    slots[s] = static_cast<uint32_t>(ids.size());
+    place(ids.size() - 1);
   }
   return ids.size() - 1;
 }
@@ -92,16 +87,20 @@ void Values::check_value(const VariableType& type, int64_t id, const double* par
               problem + " (qx qy qz qw = " + numbers + "): expected a rotation");
 }
 
-void Values::set_params(const VariableType* type, int64_t id, const double* params) {
+Values::Block& Values::block_for(const VariableType* type) {
   Block& b = blocks_[type->name];
   if (!b.type) b.type = type;
+  return b;
+}
+
+void Values::set_params(const VariableType* type, int64_t id, const double* params) {
+  Block& b = block_for(type);
   const size_t ambient = static_cast<size_t>(b.type->ambient);
   std::copy(params, params + ambient, b.params.begin() + static_cast<ptrdiff_t>(b.insert(id) * ambient));
 }
 
 void Values::set_params_rows(const VariableType* type, std::span<const int64_t> ids, const double* params) {
-  Block& b = blocks_[type->name];
-  if (!b.type) b.type = type;
+  Block& b = block_for(type);
   const size_t ambient = static_cast<size_t>(b.type->ambient);
   if (std::equal(ids.begin(), ids.end(), b.ids.begin(), b.ids.end())) {
     std::copy(params, params + ids.size() * ambient, b.params.begin());

@@ -123,8 +123,10 @@ class Values {
     int64_t find(int64_t id) const;
     // The row of `id`, appended (params zeroed) if absent.
     size_t insert(int64_t id);
-    void rebuild_slots(size_t size);
+    void place(size_t row);  // ids[row] into the first free slot of its probe sequence
   };
+  // `type`'s block, made on first use; it keeps the type it was first made with.
+  Block& block_for(const VariableType* type);
   std::map<std::string, Block, std::less<>> blocks_;
 };
 
