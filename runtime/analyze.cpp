@@ -54,12 +54,12 @@ uint64_t dense_span(int64_t lo, int64_t hi, size_t rows) {
 }
 
 // `ids` sorted, without duplicates.
-void sort_unique(std::vector<int64_t>& ids) {
+void sort_unique(detail::BigVector<int64_t>& ids) {
   if (ids.empty()) return;
   const auto [lo, hi] = std::minmax_element(ids.begin(), ids.end());
   const int64_t first = *lo;
   if (const uint64_t span = dense_span(first, *hi, ids.size()); span != 0) {
-    std::vector<uint8_t> seen(span, 0);
+    detail::BigVector<uint8_t> seen(span, 0);
     for (int64_t id : ids) seen[static_cast<uint64_t>(id) - static_cast<uint64_t>(first)] = 1;
     ids.clear();
     for (uint64_t k = 0; k < span; ++k)
@@ -74,7 +74,7 @@ void sort_unique(std::vector<int64_t>& ids) {
 // binary search. Every ID looked up must be in the table.
 class RowOfId {
  public:
-  explicit RowOfId(const std::vector<int64_t>& ids) : ids_(ids) {
+  explicit RowOfId(const detail::BigVector<int64_t>& ids) : ids_(ids) {
     if (ids.empty()) return;
     const uint64_t span = dense_span(ids.front(), ids.back(), ids.size());
     if (span == 0) return;
@@ -88,9 +88,9 @@ class RowOfId {
   }
 
  private:
-  const std::vector<int64_t>& ids_;
+  const detail::BigVector<int64_t>& ids_;
   int64_t lo_ = 0;
-  std::vector<int32_t> row_;
+  detail::BigVector<int32_t> row_;
 };
 
 // A group's per-slot arrays, hoisted out of the loops over its instances: each slot's rows
@@ -154,7 +154,7 @@ void dump_trace(const Merged& m) {
 
 // The type AnalyzeOptions::schur_elimination asks for, or "" when none can be eliminated.
 std::string schur_type(const std::vector<detail::TypeTable>& types,
-                       const std::vector<std::vector<int64_t>>& ids_of_type,  // sorted, distinct
+                       const std::vector<detail::BigVector<int64_t>>& ids_of_type,  // sorted, distinct
                        const std::set<std::pair<std::string, int64_t>>& constant,
                        const std::vector<detail::KernelGroup>& groups, const std::string& request) {
   if (request == "none") return "";
@@ -291,7 +291,7 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
 
   // 4. Variables: per type, the sorted referenced IDs; then the free ones.
   std::map<std::string, uint32_t> type_index;
-  std::vector<std::vector<int64_t>> ids_of_type;
+  std::vector<detail::BigVector<int64_t>> ids_of_type;
   for (size_t gi = 0; gi < merged.size(); ++gi) {
     auto& kg = layout->groups[gi];
     for (const detail::CostGroup* part : merged[gi].parts) {
@@ -327,7 +327,7 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
     std::vector<uint32_t> new_index(order.size());
     for (uint32_t k = 0; k < order.size(); ++k) new_index[order[k]] = k;
     std::vector<detail::TypeTable> types(order.size());
-    std::vector<std::vector<int64_t>> ids(order.size());
+    std::vector<detail::BigVector<int64_t>> ids(order.size());
     for (uint32_t k = 0; k < order.size(); ++k) {
       types[k] = std::move(layout->types[order[k]]);
       ids[k] = std::move(ids_of_type[order[k]]);
@@ -416,7 +416,7 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
   // 6. The pattern of H and the gather lists.
   std::vector<int> block_sizes;
   for (const auto& f : layout->free) block_sizes.push_back(static_cast<int>(f.tangent));
-  std::vector<std::pair<int, int>> pairs;
+  detail::BigVector<std::pair<int, int>> pairs;
   for (const auto& kg : layout->groups) {
     const SlotTables slots(*layout, kg);
     for (int64_t i = 0; i < kg.instances; ++i)
@@ -427,8 +427,10 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
         }
   }
   // Where each of those pairs is stored, in the order for_each_source meets them.
-  std::vector<int64_t> pair_blocks;
-  layout->pattern = std::make_shared<const linear::BlockPattern>(block_sizes, std::move(pairs), &pair_blocks);
+  detail::BigBuffer<int64_t> pair_blocks(pairs.size());
+  layout->pattern = std::make_shared<const linear::BlockPattern>(
+      std::move(block_sizes), std::span<const std::pair<int, int>>(pairs), std::span<int64_t>(pair_blocks));
+  pairs = {};
   const linear::BlockPattern& P = *layout->pattern;
   const int64_t stored = P.num_stored_blocks();
   // Each stored block of H and each free variable's part of g gets the list of kernel outputs
@@ -481,8 +483,8 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
   layout->h_sources.resize(layout->h_begin.back());
   layout->g_sources.resize(layout->g_begin.back());
   {
-    std::vector<uint64_t> h_next(layout->h_begin.begin(), layout->h_begin.end() - 1);
-    std::vector<uint64_t> g_next(layout->g_begin.begin(), layout->g_begin.end() - 1);
+    detail::BigVector<uint64_t> h_next(layout->h_begin.begin(), layout->h_begin.end() - 1);
+    detail::BigVector<uint64_t> g_next(layout->g_begin.begin(), layout->g_begin.end() - 1);
     for_each_source([&](int64_t k, const detail::Source& src) { layout->h_sources[h_next[k]++] = src; },
                     [&](int a, const detail::Source& src) { layout->g_sources[g_next[a]++] = src; });
   }

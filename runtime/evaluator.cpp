@@ -162,7 +162,7 @@ std::vector<bool> Evaluator::list_direct_blocks(const SourceFlags& flags) {
 std::vector<size_t> Evaluator::list_gathers(const SourceFlags& flags, const std::vector<bool>& direct_destination) {
   const ProblemLayout& layout = layout_;
   auto for_each_gather = [&](auto&& visit) {
-    auto list = [&](const std::vector<uint64_t>& begin, const BigVector<Source>& sources, bool h) {
+    auto list = [&](const BigVector<uint64_t>& begin, const BigVector<Source>& sources, bool h) {
       for (size_t d = 0; d + 1 < begin.size(); ++d) {
         if (h && direct_destination[d]) continue;  // written by its kernel
         for (uint64_t s = begin[d]; s < begin[d + 1];) {

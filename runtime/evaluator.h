@@ -172,7 +172,7 @@ class Evaluator {
   BigVector<WaveOffset> h_offset_, g_offset_;
   // Per stored block of H: its block row (its column is the pattern's). Scalar offsets,
   // two int64 per block, were 0.4 ms of fresh pages in Ladybug-49's set-up.
-  std::vector<int32_t> h_block_row_;
+  BigVector<int32_t> h_block_row_;
   // The H blocks and free variables no source reaches (none in practice): zeroed per call.
   std::vector<uint32_t> h_unreached_, g_unreached_;
   // Per group, per output array: for a scattered array, each instance's block pointer

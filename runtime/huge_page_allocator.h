@@ -10,12 +10,17 @@
 // (madvise(MADV_HUGEPAGE)) gets 2 MiB pages; under "always" it changes nothing, under
 // "never" (or on other systems) the hint is ignored and the memory is ordinary.
 //
-// Contract: allocations of at least kHugePageThreshold (a quarter of a huge page) are 2
-// MiB-aligned, their size rounded up to a multiple of 2 MiB, and advised; smaller ones come
-// from operator new. The threshold trades memory for time: an array of 512 KiB that takes a
-// whole huge page wastes 1.5 MiB, but its 128 page faults would cost about 1.5 ms on the
-// project's machine (12 µs each, against 0.2 ms to fault and clear one 2 MiB page).
-// Deallocation must get the same n (std::vector does). Stateless: every instance compares equal.
+// Contract: allocations of at least kHugePageThreshold come from 2 MiB-aligned, advised
+// memory, aligned to kHugePageAlignment; smaller ones come from operator new. Up to
+// kSharedChunkLimit they are carved, one after another, from a shared 2 MiB chunk, which is
+// freed when its last allocation is (the chunk being carved is reused from its start
+// instead); larger ones get their own whole huge pages, their size rounded up to 2 MiB.
+// Why shared chunks: a set-up makes dozens of arrays of 32 KiB to 2 MiB (Ladybug-49: the
+// problem's rows and data, H's pattern, the gather offsets, the Schur structure). With 4 KiB
+// pages each of their pages was a fault (about 2 µs on the project's machine, against
+// 150-230 µs for a whole 2 MiB page: 4-5x more per byte), and with a huge page each they
+// faulted and cleared 2 MiB apiece. Deallocation must get the same n (std::vector does).
+// Thread-safe; stateless: every instance compares equal.
 #pragma once
 
 #include <cstddef>
@@ -27,7 +32,9 @@
 namespace lsjit::detail {
 
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
-inline constexpr size_t kHugePageThreshold = kHugePageBytes / 4;
+inline constexpr size_t kHugePageThreshold = size_t{32} << 10;
+inline constexpr size_t kSharedChunkLimit = kHugePageBytes / 2;
+inline constexpr size_t kHugePageAlignment = 64;
 
 // The raw functions behind the allocator (runtime/huge_page_allocator.cpp).
 void* allocate_huge(size_t bytes);               // throws std::bad_alloc

@@ -43,8 +43,8 @@ inline constexpr size_t kMaxSlots = 16;
 
 struct TypeTable {
   const VariableType* type = nullptr;
-  std::vector<int64_t> ids;          // sorted; row r is ids[r]
-  std::vector<int32_t> free_index;   // per row: free variable number, or -1 if constant
+  BigVector<int64_t> ids;            // sorted; row r is ids[r]
+  BigVector<int32_t> free_index;     // per row: free variable number, or -1 if constant
 };
 
 struct KernelGroup {
@@ -63,7 +63,7 @@ struct KernelGroup {
   int64_t instances = 0;
   uint32_t residual_dim = 0;
   std::vector<uint32_t> slot_type;                 // per slot: index into ProblemLayout::types
-  std::vector<std::vector<int32_t>> rows;          // [slot][instance]
+  std::vector<BigVector<int32_t>> rows;           // [slot][instance]
   uint32_t data_stride = 0;
   BigVector<double> data;                          // [instance * data_stride + ...]
   std::vector<Loss> losses;                        // per instance, or empty: none robust
@@ -101,7 +101,7 @@ struct FactorPrediction {
 struct ProblemLayout {
   std::vector<TypeTable> types;
   std::vector<KernelGroup> groups;
-  std::vector<FreeVariable> free;
+  BigVector<FreeVariable> free;
   int64_t tangent_dim = 0;
   // Free variables [first_eliminated, free.size()) are those of the type the Schur solvers
   // eliminate (AnalyzeOptions::schur_elimination); free.size() when there is none.
@@ -126,12 +126,12 @@ struct ProblemLayout {
   // h_begin[b+1]) in instance order, each a T_row x T_col block (or its transpose; an
   // H[v,v] output is a packed upper triangle, compiler/kernel.h) added to values at
   // h_value_offset[b].
-  std::vector<uint64_t> h_begin;
+  BigVector<uint64_t> h_begin;
   BigVector<Source> h_sources;
-  std::vector<uint64_t> h_value_offset;
-  std::vector<uint32_t> h_rows, h_cols;  // block dimensions
+  BigVector<uint64_t> h_value_offset;
+  BigVector<uint32_t> h_rows, h_cols;  // block dimensions
   // g gather: for free variable k, g_sources[g_begin[k] .. g_begin[k+1]) (never transposed).
-  std::vector<uint64_t> g_begin;
+  BigVector<uint64_t> g_begin;
   BigVector<Source> g_sources;
 
   int64_t instances = 0;              // across groups

@@ -10,8 +10,23 @@
 
 namespace lsjit::linear {
 
+namespace {
+
+std::span<int64_t> sized(std::vector<int64_t>* pair_blocks, size_t pairs) {
+  if (pair_blocks == nullptr) return {};
+  pair_blocks->assign(pairs, -1);
+  return *pair_blocks;
+}
+
+}  // namespace
+
 BlockPattern::BlockPattern(std::vector<int> block_sizes, std::vector<std::pair<int, int>> pairs,
                            std::vector<int64_t>* pair_blocks)
+    : BlockPattern(std::move(block_sizes), std::span<const std::pair<int, int>>(pairs),
+                   sized(pair_blocks, pairs.size())) {}
+
+BlockPattern::BlockPattern(std::vector<int> block_sizes, std::span<const std::pair<int, int>> pairs,
+                           std::span<int64_t> pair_blocks)
     : block_sizes_(std::move(block_sizes)) {
   const int n = num_blocks();
   scalar_offsets_.assign(n + 1, 0);
@@ -29,23 +44,25 @@ BlockPattern::BlockPattern(std::vector<int> block_sizes, std::vector<std::pair<i
   // deduplicate each row's columns, the diagonal coming first. Each entry is its column
   // above the pair's number + 1 (0 for the implied diagonal), so that sorting keeps the
   // pairs' places for pair_blocks.
-  std::vector<int64_t> row_start(n + 1, 0);
-  for (auto& [i, j] : pairs) {
+  if (!pair_blocks.empty() && pair_blocks.size() != pairs.size())
+    throw std::invalid_argument("BlockPattern: " + std::to_string(pair_blocks.size()) + " pair_blocks for " +
+                                std::to_string(pairs.size()) + " pairs");
+  detail::BigVector<int64_t> row_start(n + 1, 0);
+  for (const auto& [i, j] : pairs) {
     if (i < 0 || j < 0 || i >= n || j >= n)
       throw std::invalid_argument("BlockPattern: block pair (" + std::to_string(i) + ", " +
                                   std::to_string(j) + ") outside " + std::to_string(n) +
                                   " blocks");
-    if (i > j) std::swap(i, j);
-    ++row_start[i + 1];
+    ++row_start[std::min(i, j) + 1];
   }
   for (int i = 0; i < n; ++i) row_start[i + 1] += row_start[i] + 1;
-  std::vector<uint64_t> bucketed(static_cast<size_t>(row_start[n]));
-  std::vector<int64_t> next(row_start.begin(), row_start.end() - 1);
+  detail::BigBuffer<uint64_t> bucketed(static_cast<size_t>(row_start[n]));
+  detail::BigVector<int64_t> next(row_start.begin(), row_start.end() - 1);
   for (int i = 0; i < n; ++i) bucketed[next[i]++] = uint64_t(i) << 32;
-  for (size_t k = 0; k < pairs.size(); ++k)
-    bucketed[next[pairs[k].first]++] = uint64_t(pairs[k].second) << 32 | (k + 1);
-  if (pair_blocks != nullptr) pair_blocks->assign(pairs.size(), -1);
-  pairs = {};
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    const auto [i, j] = std::minmax(pairs[k].first, pairs[k].second);
+    bucketed[next[i]++] = uint64_t(j) << 32 | (k + 1);
+  }
 
   row_begins_.assign(n + 1, 0);
   cols_.reserve(bucketed.size());
@@ -62,7 +79,7 @@ BlockPattern::BlockPattern(std::vector<int> block_sizes, std::vector<std::pair<i
         offset += int64_t{block_sizes_[i]} * block_sizes_[col];
       }
       const uint64_t pair = *it & 0xffffffffu;
-      if (pair != 0 && pair_blocks != nullptr) (*pair_blocks)[pair - 1] = static_cast<int64_t>(cols_.size()) - 1;
+      if (pair != 0 && !pair_blocks.empty()) pair_blocks[pair - 1] = static_cast<int64_t>(cols_.size()) - 1;
     }
     row_begins_[i + 1] = static_cast<int64_t>(cols_.size());
   }

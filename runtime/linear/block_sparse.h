@@ -48,6 +48,11 @@ class BlockPattern {
   // return): analyze() places every instance's blocks with it instead of a search each.
   BlockPattern(std::vector<int> block_sizes, std::vector<std::pair<int, int>> pairs,
                std::vector<int64_t>* pair_blocks = nullptr);
+  // The same, the pairs read in place and each pair's stored block written to
+  // pair_blocks[p] unless pair_blocks is empty (else it must have pairs.size() entries):
+  // how analyze() passes its own (huge-page) arrays.
+  BlockPattern(std::vector<int> block_sizes, std::span<const std::pair<int, int>> pairs,
+               std::span<int64_t> pair_blocks);
 
   int num_blocks() const { return static_cast<int>(block_sizes_.size()); }
   int64_t dim() const { return scalar_offsets_.back(); }  // scalar rows (= columns)
@@ -91,10 +96,10 @@ class BlockPattern {
 
  private:
   std::vector<int> block_sizes_;
-  std::vector<int64_t> scalar_offsets_;  // num_blocks + 1
-  std::vector<int64_t> row_begins_;      // num_blocks + 1
-  std::vector<int> cols_;                // per stored block
-  std::vector<int64_t> offsets_;         // per stored block, plus the total at the end
+  detail::BigVector<int64_t> scalar_offsets_;  // num_blocks + 1
+  detail::BigVector<int64_t> row_begins_;      // num_blocks + 1
+  detail::BigVector<int> cols_;                // per stored block
+  detail::BigVector<int64_t> offsets_;         // per stored block, plus the total at the end
 };
 
 // A symmetric matrix with a BlockPattern and its values. Copies share the pattern and copy

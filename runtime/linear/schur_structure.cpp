@@ -31,8 +31,8 @@ int uniform_size(const BlockPattern& p, int begin, int end) {
 }
 
 // Prefix sums of size² over blocks [begin, end).
-std::vector<int64_t> square_offsets(const BlockPattern& p, int begin, int end) {
-  std::vector<int64_t> offsets{0};
+detail::BigVector<int64_t> square_offsets(const BlockPattern& p, int begin, int end) {
+  detail::BigVector<int64_t> offsets{0};
   for (int i = begin; i < end; ++i)
     offsets.push_back(offsets.back() + int64_t{p.block_size(i)} * p.block_size(i));
   return offsets;
@@ -88,7 +88,7 @@ SchurStructure::SchurStructure(std::shared_ptr<const BlockPattern> pattern,
   observations_.resize(point_begin_[np]);
   camera_observations_.reserve(observations_.size());
   camera_begin_.push_back(0);
-  std::vector<int64_t> point_next(point_begin_.begin(), point_begin_.end() - 1);
+  detail::BigVector<int64_t> point_next(point_begin_.begin(), point_begin_.end() - 1);
   // Scattering in increasing camera order keeps each point's list (and left(j)) sorted.
   for (int i = 0; i < e; ++i) {
     for (const CameraBlock& b : right(i)) left_[left_count[b.camera]++] = {i, b.offset};

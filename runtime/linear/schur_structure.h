@@ -141,11 +141,11 @@ class SchurStructure {
   std::vector<CameraBlock> right_, left_;
   std::vector<int64_t> right_begin_, left_begin_;       // num_cameras + 1
   detail::BigVector<Observation> observations_;         // point-major
-  std::vector<int64_t> point_begin_;                    // num_points + 1
-  std::vector<int64_t> observation_vector_begin_;       // num_points + 1
+  detail::BigVector<int64_t> point_begin_;              // num_points + 1
+  detail::BigVector<int64_t> observation_vector_begin_;  // num_points + 1
   detail::BigVector<CameraObservation> camera_observations_;  // camera-major
   std::vector<int64_t> camera_begin_;                   // num_cameras + 1
-  std::vector<int64_t> point_square_, camera_square_;   // count + 1
+  detail::BigVector<int64_t> point_square_, camera_square_;  // count + 1
 };
 
 // Every two observations of a point, (B_ip, B_jp) with camera i <= j (i = j included),
