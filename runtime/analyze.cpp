@@ -413,6 +413,10 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
     layout->residuals += static_cast<size_t>(kg.instances) * kg.residual_dim;
   }
 
+  if (layout->instances > detail::kMaxInstances)
+    throw Error("analyze: " + std::to_string(layout->instances) + " cost instances, more than the " +
+                std::to_string(detail::kMaxInstances) + " one problem can hold");
+
   // 6. The pattern of H and the gather lists.
   std::vector<int> block_sizes;
   for (const auto& f : layout->free) block_sizes.push_back(static_cast<int>(f.tangent));
@@ -445,29 +449,29 @@ AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
       const compiler::KernelLayout& L = kg.normal->layout;
       const SlotTables slots(*layout, kg);
       const uint32_t n = slots.n;
-      std::array<uint32_t, detail::kMaxSlots * detail::kMaxSlots> array_of{};
+      std::array<uint8_t, detail::kMaxSlots * detail::kMaxSlots> array_of{};
       for (uint32_t v = 0; v < n; ++v)
-        for (uint32_t w = v; w < n; ++w) array_of[v * n + w] = L.hessian_array(v, w);
+        for (uint32_t w = v; w < n; ++w) array_of[v * n + w] = static_cast<uint8_t>(L.hessian_array(v, w));
       std::array<int, detail::kMaxSlots> free{};
       for (int64_t i = 0; i < kg.instances; ++i) {
-        const int64_t instance = kg.first_instance + i;
+        const auto instance = static_cast<uint32_t>(kg.first_instance + i);
         for (uint32_t v = 0; v < n; ++v) free[v] = slots.free(v, i);
         for (uint32_t v = 0; v < n; ++v) {
           const int a = free[v];
           if (a < 0) continue;
-          g_item(a, detail::Source{instance, 1 + v, gi, false});
+          g_item(a, detail::Source{instance, gi, static_cast<uint8_t>(1 + v), false});
           for (uint32_t w = v; w < n; ++w) {
             const int b = free[w];
             if (b < 0) continue;
-            const uint32_t array = array_of[v * n + w];
+            const uint8_t array = array_of[v * n + w];
             // A diagonal block is its row's first (BlockPattern): no search for it.
             if (v == w) {
-              h_item(P.row_begin(a), detail::Source{instance, array, gi, false});
+              h_item(P.row_begin(a), detail::Source{instance, gi, array, false});
             } else if (a == b) {  // one variable in two slots: J_vᵀJ_w + J_wᵀJ_v
-              h_item(P.row_begin(a), detail::Source{instance, array, gi, false});
-              h_item(P.row_begin(a), detail::Source{instance, array, gi, true});
+              h_item(P.row_begin(a), detail::Source{instance, gi, array, false});
+              h_item(P.row_begin(a), detail::Source{instance, gi, array, true});
             } else {  // the pattern's pair, transposed when stored as (b, a)
-              h_item(*next_pair++, detail::Source{instance, array, gi, a > b});
+              h_item(*next_pair++, detail::Source{instance, gi, array, a > b});
             }
           }
         }

@@ -127,7 +127,8 @@ Evaluator::SourceFlags Evaluator::source_flags() const {
       uint8_t& f = flags.flags[g * flags.arrays_per_group + a];
       f = kg.losses.empty() ? SourceFlags::kNoLoss : 0;
       if (kg.normal->layout.outputs[a].scattered) f |= SourceFlags::kScattered;
-      if (packed_source(Source{kg.first_instance, a, static_cast<uint16_t>(g), false})) f |= SourceFlags::kPacked;
+      const Source first{static_cast<uint32_t>(kg.first_instance), static_cast<uint16_t>(g), static_cast<uint8_t>(a), false};
+      if (packed_source(first)) f |= SourceFlags::kPacked;
     }
   }
   return flags;

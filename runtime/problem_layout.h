@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -75,13 +76,22 @@ struct KernelGroup {
 
 // A source of a gather: the block output array `array` of instance `instance` (numbered
 // across groups in group order: group g's instance i is instance first_instance[g] + i).
+// Eight bytes: there is one per block of H and segment of g an instance writes (Ladybug-49:
+// 127,000), and analyze() scatters them into their destinations' lists, where each cache
+// line written was a miss; at 16 bytes the lists were 2.5 MB. analyze() refuses more than
+// kMaxInstances instances; a kernel has at most kMaxOutputArrays output arrays.
 struct Source {
-  int64_t instance;
-  uint32_t array;
+  uint32_t instance;
   uint16_t group;
+  uint8_t array;
   bool transpose;  // add the transpose (square diagonal destinations of a repeated variable,
                    // or blocks stored as (w, v))
 };
+static_assert(sizeof(Source) == 8);
+inline constexpr int64_t kMaxInstances = std::numeric_limits<uint32_t>::max();
+// The cost, a gradient segment per slot and a block per pair of slots (compiler/kernel.h).
+inline constexpr size_t kMaxOutputArrays = 1 + kMaxSlots + kMaxSlots * (kMaxSlots + 1) / 2;
+static_assert(kMaxOutputArrays <= std::numeric_limits<uint8_t>::max() + size_t{1});
 
 struct FreeVariable {
   uint32_t type;   // index into ProblemLayout::types
