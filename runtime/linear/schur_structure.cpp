@@ -130,11 +130,7 @@ std::vector<int> SchurStructure::camera_sizes() const {
   return sizes;
 }
 
-ObservationPairs::ObservationPairs(const SchurStructure& s) {
-  // Per block row i, a counting sort of the row's pairs by the other camera j: counted, then
-  // placed, each run in increasing point (camera i's observations are in that order).
-  std::vector<int64_t> next(s.num_cameras(), 0);
-  std::vector<int> touched;
+ObservationPairs::ObservationPairs(const SchurStructure& s, Walk walk) {
   int64_t total = 0;  // Σ_p k_p(k_p + 1)/2: one allocation (growing it row by row copied it)
   for (int p = 0; p < s.num_points(); ++p) {
     const int64_t k = s.point_observations_end(p) - s.point_observations_begin(p);
@@ -143,6 +139,23 @@ ObservationPairs::ObservationPairs(const SchurStructure& s) {
   pairs_.resize(static_cast<size_t>(total));
   run_begin_.reserve(static_cast<size_t>(s.num_cameras()) + 1);
   run_begin_.push_back(0);
+  for (int i = 0; i < s.num_cameras(); ++i)
+    max_camera_observations_ =
+        std::max<int64_t>(max_camera_observations_, static_cast<int64_t>(s.camera_observations(i).size()));
+  // A counter per block (i, j) of S costs num_cameras² entries: taken while that is no more
+  // than the pairs themselves (dense Schur's cameras, not a city's).
+  const int64_t blocks = int64_t{s.num_cameras()} * s.num_cameras();
+  if (walk == Walk::ByPoint || (walk == Walk::Auto && blocks <= std::max<int64_t>(total, 1 << 16)))
+    list_by_point(s);
+  else
+    list_by_camera(s);
+}
+
+// Per block row i, a counting sort of the row's pairs by the other camera j: counted, then
+// placed, each run in increasing point (camera i's observations are in that order).
+void ObservationPairs::list_by_camera(const SchurStructure& s) {
+  std::vector<int64_t> next(s.num_cameras(), 0);
+  std::vector<int> touched;
   int64_t at = 0;
   auto for_each_pair = [&](int i, auto&& visit) {
     const auto observations = s.camera_observations(i);
@@ -153,8 +166,6 @@ ObservationPairs::ObservationPairs(const SchurStructure& s) {
     }
   };
   for (int i = 0; i < s.num_cameras(); ++i) {
-    max_camera_observations_ =
-        std::max<int64_t>(max_camera_observations_, static_cast<int64_t>(s.camera_observations(i).size()));
     touched.clear();
     for_each_pair(i, [&](int32_t, const SchurStructure::Observation& o) {
       if (next[o.camera]++ == 0) touched.push_back(o.camera);
@@ -172,6 +183,45 @@ ObservationPairs::ObservationPairs(const SchurStructure& s) {
     });
     for (int j : touched) next[j] = 0;
   }
+}
+
+// One counting sort of all pairs by their block (i, j), walking the points in order: each
+// point's observations are adjacent and in increasing camera, where the walk by camera
+// jumped to a point's list from every observation of it (Ladybug-49's 119k pairs, with
+// their fresh pages: 0.69 ms against 1.05).
+void ObservationPairs::list_by_point(const SchurStructure& s) {
+  const int cameras = s.num_cameras();
+  detail::BigVector<int32_t> local(static_cast<size_t>(s.num_observations()));  // in its camera's list
+  for (int i = 0; i < cameras; ++i) {
+    const auto observations = s.camera_observations(i);
+    for (size_t m = 0; m < observations.size(); ++m) local[observations[m].in_point] = static_cast<int32_t>(m);
+  }
+  detail::BigVector<int64_t> next(static_cast<size_t>(cameras) * cameras, 0);  // per block (i, j)
+  auto for_each_pair = [&](auto&& visit) {
+    for (int p = 0; p < s.num_points(); ++p) {
+      const int64_t end = s.point_observations_end(p);
+      for (int64_t a = s.point_observations_begin(p); a < end; ++a) {
+        int64_t* row = next.data() + int64_t{s.observation(a).camera} * cameras;
+        for (int64_t b = a; b < end; ++b) visit(row + s.observation(b).camera, a, s.observation(b));
+      }
+    }
+  };
+  for_each_pair([](int64_t* count, int64_t, const SchurStructure::Observation&) { ++*count; });
+  int64_t at = 0;
+  for (int i = 0; i < cameras; ++i) {
+    for (int j = i; j < cameras; ++j) {
+      int64_t& count = next[static_cast<size_t>(i) * cameras + j];
+      if (count == 0) continue;
+      runs_.push_back({j, at, at + count});
+      const int64_t first = at;
+      at += count;
+      count = first;
+    }
+    run_begin_.push_back(static_cast<int64_t>(runs_.size()));
+  }
+  for_each_pair([&](int64_t* slot, int64_t a, const SchurStructure::Observation& o) {
+    pairs_[static_cast<size_t>((*slot)++)] = {o.offset, local[a]};
+  });
 }
 
 }  // namespace lsjit::linear

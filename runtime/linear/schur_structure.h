@@ -165,7 +165,11 @@ class ObservationPairs {
     int camera;
     int64_t begin, end;
   };
-  explicit ObservationPairs(const SchurStructure& structure);
+  // How the pairs are listed (the same list either way): by point, with a counter per block
+  // of S, or by camera, with a counter per camera; Auto takes by point unless the counters
+  // would outnumber the pairs. The choice is for tests.
+  enum class Walk { Auto, ByPoint, ByCamera };
+  explicit ObservationPairs(const SchurStructure& structure, Walk walk = Walk::Auto);
 
   // Block row i's runs, in increasing camera j (j >= i).
   std::span<const Run> runs(int i) const {
@@ -181,6 +185,9 @@ class ObservationPairs {
   std::vector<Run> runs_;
   std::vector<int64_t> run_begin_;  // num_cameras + 1
   int64_t max_camera_observations_ = 0;
+
+  void list_by_point(const SchurStructure& structure);
+  void list_by_camera(const SchurStructure& structure);
 };
 
 }  // namespace lsjit::linear

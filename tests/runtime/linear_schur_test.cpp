@@ -216,6 +216,63 @@ TEST_CASE("linear schur kernels: the Schur update for this CPU (AVX-512 or AVX2 
   }
 }
 
+TEST_CASE("linear ObservationPairs lists every two observations of a point by block, whichever way it walks") {
+  // The reference straight from the definition: for each point, each two of its
+  // observations (i <= j, i = j included) as (i, j, point, B_jp's offset, B_ip's index in
+  // camera i's list), sorted by block and then point.
+  std::mt19937_64 rng(91);
+  for (int trial = 0; trial < 40; ++trial) {
+    CAPTURE(trial);
+    const int cameras = 1 + trial % 9, points = trial % 5 == 0 ? 0 : 3 + trial * 7;
+    const RandomBlockStructure s = random_bundle(rng, cameras, points, {6, 9}, {3, 2}, 1 + trial % 6, trial % 3);
+    const BlockSparseSymmetric H = make_matrix(s);
+    const SchurStructure structure(H.shared_pattern(), cameras);
+    struct Listed {
+      int i, j, point;
+      int64_t other;
+      int32_t local;
+      auto operator<=>(const Listed&) const = default;
+    };
+    std::vector<Listed> expected;
+    for (int i = 0; i < cameras; ++i) {
+      const auto mine = structure.camera_observations(i);
+      for (size_t m = 0; m < mine.size(); ++m)
+        for (int64_t q = structure.point_observations_begin(mine[m].point);
+             q < structure.point_observations_end(mine[m].point); ++q) {
+          const auto& o = structure.observation(q);
+          if (o.camera >= i) expected.push_back({i, o.camera, mine[m].point, o.offset, static_cast<int32_t>(m)});
+        }
+    }
+    std::sort(expected.begin(), expected.end());
+    for (const auto walk : {ObservationPairs::Walk::ByPoint, ObservationPairs::Walk::ByCamera,
+                            ObservationPairs::Walk::Auto}) {
+      const ObservationPairs pairs(structure, walk);
+      std::vector<Listed> got;
+      for (int i = 0; i < cameras; ++i) {
+        int last_j = -1;
+        for (const ObservationPairs::Run& run : pairs.runs(i)) {
+          CHECK(run.camera > last_j);  // runs in increasing camera, none empty
+          CHECK(run.end > run.begin);
+          last_j = run.camera;
+          for (int64_t k = run.begin; k < run.end; ++k) {
+            const ObservationPairs::Pair& pair = pairs.pairs()[k];
+            // the point is the one whose observation by camera i is `local`
+            const int point = structure.camera_observations(i)[pair.local].point;
+            got.push_back({i, run.camera, point, pair.other, pair.local});
+          }
+        }
+      }
+      CHECK(pairs.num_pairs() == static_cast<int64_t>(got.size()));
+      // Each run's pairs come in increasing point, so the runs read in order are sorted.
+      CHECK(std::is_sorted(got.begin(), got.end()));
+      CHECK(got == expected);
+      int64_t most = 0;
+      for (int i = 0; i < cameras; ++i) most = std::max<int64_t>(most, structure.camera_observations(i).size());
+      CHECK(pairs.max_camera_observations() == most);
+    }
+  }
+}
+
 TEST_CASE("linear schur solvers give bit-identical results for 1, 2 and 3 threads") {
   std::mt19937_64 rng(51);
   const RandomBlockStructure s = random_bundle(rng, 24, 600, {9}, {3}, 6, 10);
