@@ -2,7 +2,7 @@
 """Cold against warm solves (issue 20: cold <= 1.1x warm), for one or more builds side by
 side: per repeat and build, a cold child (an empty kernel cache) and then a warm one on the
 same directory, the builds alternated. Prints medians of the solver's total time, of the
-evaluation time and of the cold start to the first iteration, and the median of each
+evaluation time and of the start to the first iteration (cold and warm), and the median of each
 repeat's cold / warm ratio, in ms.
 
 The children are the benchmarks' own (lsjit_bench_pose_graph and lsjit_bench_bal --child
@@ -51,13 +51,14 @@ def main():
                 runs[prog].append((child(a.kind, prog, a.data, cache, env), child(a.kind, prog, a.data, cache, env)))
             finally:
                 shutil.rmtree(cache)
-    print("| program | cold total | warm total | cold / warm | evaluations cold | evaluations warm | cold to first iteration |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| program | cold total | warm total | cold / warm | evaluations cold | evaluations warm | cold to first iteration | warm to first iteration |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for prog, r in runs.items():
         med = lambda which, key: statistics.median(x[which][key] for x in r)
         ratio = statistics.median(c["total_s"] / w["total_s"] for c, w in r)
         print(f"| {prog} | {med(0, 'total_s'):.1f} | {med(1, 'total_s'):.1f} | {ratio:.2f}x | "
-              f"{med(0, 'jacobian_s'):.1f} | {med(1, 'jacobian_s'):.1f} | {med(0, 'to_first_iteration_s'):.1f} |")
+              f"{med(0, 'jacobian_s'):.1f} | {med(1, 'jacobian_s'):.1f} | {med(0, 'to_first_iteration_s'):.1f} | "
+              f"{med(1, 'to_first_iteration_s'):.1f} |")
 
 
 if __name__ == "__main__":
