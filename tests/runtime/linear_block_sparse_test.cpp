@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
@@ -76,6 +77,19 @@ TEST_CASE("linear BlockPattern: pair_blocks gives each pair's stored block, as f
       const auto [i, j] = random_pairs[k];
       CHECK(blocks[k] == q.find_index(std::min(i, j), std::max(i, j)));
     }
+    // The span form (analyze()'s) reads the pairs in place and writes the same blocks; an
+    // empty span asks for none, any other size is refused.
+    std::vector<int64_t> spanned(random_pairs.size(), -7);
+    const BlockPattern r(std::vector<int>(static_cast<size_t>(n), 2), std::span<const std::pair<int, int>>(random_pairs),
+                         std::span<int64_t>(spanned));
+    CHECK(r == q);
+    CHECK(spanned == blocks);
+    CHECK(BlockPattern(std::vector<int>(static_cast<size_t>(n), 2), std::span<const std::pair<int, int>>(random_pairs),
+                       std::span<int64_t>()) == q);
+    std::vector<int64_t> short_by_one(random_pairs.size() - 1);
+    CHECK_THROWS_AS(BlockPattern(std::vector<int>(static_cast<size_t>(n), 2),
+                                 std::span<const std::pair<int, int>>(random_pairs), std::span<int64_t>(short_by_one)),
+                    std::invalid_argument);
   }
 }
 
