@@ -622,8 +622,8 @@ double Evaluator::normal_equations(const State& state, double* g, linear::BlockS
       const Task& task = normal_tasks_[wave.first_task + t];
       const KernelGroup& kg = layout_.groups[task.group];
       const int64_t shift = wave.group_begin[task.group];
-      double* outputs[1 + kMaxSlots + kMaxSlots * (kMaxSlots + 1) / 2];
-      double* const* scatter[1 + kMaxSlots + kMaxSlots * (kMaxSlots + 1) / 2];
+      double* outputs[kMaxOutputArrays];
+      double* const* scatter[kMaxOutputArrays];
       for (size_t a = 0; a < wave.array_base[task.group].size(); ++a) {
         outputs[a] = wave_buffer_.data() + wave.array_base[task.group][a];
         // Tables are indexed by group-local instance; the kernel's indices start at shift.
