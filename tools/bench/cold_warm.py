@@ -3,7 +3,12 @@
 side: per repeat and build, a cold child (an empty kernel cache) and then a warm one on the
 same directory, the builds alternated. Prints medians of the solver's total time, of the
 evaluation time and of the start to the first iteration (cold and warm), and the median of each
-repeat's cold / warm ratio, in ms.
+repeat's cold / warm ratio with its quartiles, in ms.
+
+With --tier0, each repeat also runs a cold child with LSJIT_TIER=0 (tier 0 only: no compile,
+no LLVM), before the other two. Its excess over warm is what differentiation, tier 0's set-up
+and tier 0's evaluations cost; the rest of a tiered cold solve's excess is what the background
+compile costs the solve while it shares the machine.
 
 The children are the benchmarks' own (lsjit_bench_pose_graph and lsjit_bench_bal --child
 lsjit), run with OMP_THREAD_LIMIT=1 OPENBLAS_NUM_THREADS=1 as those benchmarks run them.
@@ -41,24 +46,43 @@ def main():
     p.add_argument("data")
     p.add_argument("programs", nargs="+")
     p.add_argument("--repeats", type=int, default=7)
+    p.add_argument("--tier0", action="store_true", help="also a cold tier-0-only child per repeat")
     a = p.parse_args()
     env = dict(os.environ, OMP_THREAD_LIMIT="1", OPENBLAS_NUM_THREADS="1")
+    tier0_env = dict(env, LSJIT_TIER="0")
     runs = {prog: [] for prog in a.programs}
     for _ in range(a.repeats):
         for prog in a.programs:
+            run = {}
+            if a.tier0:
+                cache = tempfile.mkdtemp()
+                try:
+                    run["tier0"] = child(a.kind, prog, a.data, cache, tier0_env)
+                finally:
+                    shutil.rmtree(cache)
             cache = tempfile.mkdtemp()
             try:
-                runs[prog].append((child(a.kind, prog, a.data, cache, env), child(a.kind, prog, a.data, cache, env)))
+                run["cold"] = child(a.kind, prog, a.data, cache, env)
+                run["warm"] = child(a.kind, prog, a.data, cache, env)
             finally:
                 shutil.rmtree(cache)
-    print("| program | cold total | warm total | cold / warm | evaluations cold | evaluations warm | cold to first iteration | warm to first iteration |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+            runs[prog].append(run)
+    extra = " tier 0 only total | tier 0 only / warm |" if a.tier0 else ""
+    print("| program | cold total | warm total | cold / warm (quartiles) |" + extra +
+          " evaluations cold | evaluations warm | cold to first iteration | warm to first iteration |")
+    print("| --- |" + " ---: |" * (9 if a.tier0 else 7))
     for prog, r in runs.items():
         med = lambda which, key: statistics.median(x[which][key] for x in r)
-        ratio = statistics.median(c["total_s"] / w["total_s"] for c, w in r)
-        print(f"| {prog} | {med(0, 'total_s'):.1f} | {med(1, 'total_s'):.1f} | {ratio:.2f}x | "
-              f"{med(0, 'jacobian_s'):.1f} | {med(1, 'jacobian_s'):.1f} | {med(0, 'to_first_iteration_s'):.1f} | "
-              f"{med(1, 'to_first_iteration_s'):.1f} |")
+        ratios = lambda which: [x[which]["total_s"] / x["warm"]["total_s"] for x in r]
+        def spread(values):
+            if len(values) < 4:
+                return f"{statistics.median(values):.2f}x"
+            q = statistics.quantiles(values, n=4)
+            return f"{statistics.median(values):.2f}x ({q[0]:.2f}-{q[2]:.2f})"
+        tier0 = f" {med('tier0', 'total_s'):.1f} | {spread(ratios('tier0'))} |" if a.tier0 else ""
+        print(f"| {prog} | {med('cold', 'total_s'):.1f} | {med('warm', 'total_s'):.1f} | {spread(ratios('cold'))} |"
+              f"{tier0} {med('cold', 'jacobian_s'):.1f} | {med('warm', 'jacobian_s'):.1f} | "
+              f"{med('cold', 'to_first_iteration_s'):.1f} | {med('warm', 'to_first_iteration_s'):.1f} |")
 
 
 if __name__ == "__main__":
