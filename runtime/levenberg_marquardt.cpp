@@ -400,7 +400,9 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
       it.step_accepted = true;
       if (!options.gauss_newton) {
         const double r = 2.0 * it.relative_decrease - 1.0;
-        radius = std::min(options.max_trust_region_radius, radius / std::max(1.0 / 3.0, 1.0 - r * r * r));
+        double growth = 1.0 / std::max(1.0 / 3.0, 1.0 - r * r * r);
+        if (it.relative_decrease > 0.75) growth = std::max(growth, options.very_successful_radius_growth);
+        radius = std::min(options.max_trust_region_radius, radius * growth);
         decrease_factor = 2.0;
       }
     } else {

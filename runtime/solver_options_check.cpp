@@ -58,6 +58,7 @@ const Rule kRules[] = {
     {"max_trust_region_radius", [](const SolverOptions& o) { return o.max_trust_region_radius; }, kPositiveFinite},
     {"min_trust_region_radius", [](const SolverOptions& o) { return o.min_trust_region_radius; }, {0, kMaxFinite}},
     {"min_relative_decrease", [](const SolverOptions& o) { return o.min_relative_decrease; }, {0, 1, false}},
+    {"very_successful_radius_growth", [](const SolverOptions& o) { return o.very_successful_radius_growth; }, {1, kMaxFinite}},
     {"min_lm_diagonal", [](const SolverOptions& o) { return o.min_lm_diagonal; }, kPositiveFinite},
     {"max_lm_diagonal", [](const SolverOptions& o) { return o.max_lm_diagonal; }, kPositiveFinite},
     {"function_tolerance", [](const SolverOptions& o) { return o.function_tolerance; }, kNonNegative},

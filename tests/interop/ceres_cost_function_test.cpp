@@ -323,6 +323,7 @@ TEST_CASE("iteration counts: lsjit counts the step on which a tolerance fires, C
   initial.set(lsjit::ScalarVar(1), 0.0);
   lsjit::SolverOptions options;
   options.linear_solver = lsjit::LinearSolver::DenseCholesky;
+  options.very_successful_radius_growth = 1;  // Ceres' schedule, step for step
   const lsjit::SolveSummary s = p.analyze().solve(initial, options).summary;
   CAPTURE(ceres_summary.FullReport());
   CAPTURE(s.report());
