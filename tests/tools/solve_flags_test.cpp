@@ -30,7 +30,8 @@ std::string error_of(std::vector<std::string> args) {
 TEST_CASE("solve flags: values in range are taken exactly") {
   const auto r = parse({"g.g2o", "--max-iterations", "2147483647", "--threads", "1024", "--function-tolerance",
                         "0", "--gradient-tolerance", "1e-12", "--parameter-tolerance", "2.5e-3",
-                        "--initial-trust-region-radius", "1e8", "--linear-solver", "cg", "--loss", "huber:0.5",
+                        "--initial-trust-region-radius", "1e8", "--radius-growth", "1", "--linear-solver", "cg",
+                        "--loss", "huber:0.5",
                         "--format", "g2o", "--out", "o.g2o", "--verbose", "--json"});
   REQUIRE(std::holds_alternative<SolveFlags>(r));
   const SolveFlags& f = std::get<SolveFlags>(r);
@@ -42,6 +43,7 @@ TEST_CASE("solve flags: values in range are taken exactly") {
   CHECK(f.options.parameter_tolerance == 2.5e-3);
   CHECK(f.options.initial_trust_region_radius == 1e8);
   CHECK(f.initial_radius_given);
+  CHECK(f.options.very_successful_radius_growth == 1);
   CHECK(f.options.linear_solver == lsjit::LinearSolver::ConjugateGradient);
   CHECK(f.loss.kind == lsjit::HuberLoss(0.5).kind);
   CHECK(f.format == "g2o");
@@ -131,7 +133,8 @@ TEST_CASE("solve flags: usage errors say what is wrong, and echo input safely") 
 TEST_CASE("lsjit solve rejects out-of-range numbers before reading the file, with exit code 2") {
   // The file does not exist: a range error must come first, and nothing must abort.
   for (const char* flags : {"--max-iterations 4294967295", "--threads 4294967297", "--threads 100000",
-                            "--threads -1", "--function-tolerance nan"}) {
+                            "--threads -1", "--function-tolerance nan", "--radius-growth 0.5",
+                            "--radius-growth inf"}) {
     const lsjit::testing::CliRun r = lsjit::testing::run_cli(std::string("solve /nonexistent.g2o ") + flags);
     CAPTURE(flags);
     CAPTURE(r.out);

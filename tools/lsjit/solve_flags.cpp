@@ -50,6 +50,9 @@ Solves a g2o pose graph or a BAL bundle-adjustment file and prints the solver su
                         Levenberg-Marquardt's first radius, > 0; the damping is its inverse
                         (default 1e8 for pose graphs, whose start Gauss-Newton steps suit,
                         as in g2o and GTSAM; 1e4, as Ceres, for bundle adjustment)
+  --radius-growth X     after a step whose actual decrease is over 3/4 of the predicted
+                        one, the radius grows at least this much, >= 1 (default 2; 1 is
+                        Ceres' schedule step for step)
   --init file|chordal   the initial poses of a pose graph (g2o only): file (default) as
                         read, or chordal: rotations, then translations, from the edges by
                         two sparse linear least-squares solves, the held vertices kept
@@ -127,6 +130,7 @@ std::variant<SolveFlags, FlagError> parse_solve_flags(const std::vector<std::str
   });
   CLI::Option* radius = app.add_option("--initial-trust-region-radius", f.options.initial_trust_region_radius)
                             ->check(number_in(0, kHuge, true));
+  app.add_option("--radius-growth", f.options.very_successful_radius_growth)->check(number_in(1, kHuge));
   app.add_option("--function-tolerance", f.options.function_tolerance)->check(number_in(0, kHuge));
   app.add_option("--gradient-tolerance", f.options.gradient_tolerance)->check(number_in(0, kHuge));
   app.add_option("--parameter-tolerance", f.options.parameter_tolerance)->check(number_in(0, kHuge));
