@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Two or more builds' warm solves alternated (A B B A ...), for changes smaller than the
+host's noise between runs: per pair, each build's benchmark child solves once on one shared,
+warm kernel cache directory. Prints, per build, the medians and quartiles of the solver's
+total time, the start to the first iteration and the evaluation time, in ms.
+
+The children are the benchmarks' own (lsjit_bench_pose_graph and lsjit_bench_bal --child
+lsjit, Ladybug-49 with dense_schur to Ceres' final cost), run with OMP_THREAD_LIMIT=1
+OPENBLAS_NUM_THREADS=1 as those benchmarks run them. The first run of each build fills the
+cache and is not counted.
+
+    python3 tools/bench/ab_child.py bal ../shared/data/bal/problem-49-7776-pre.txt \
+        BEFORE/build/lsjit_bench_bal AFTER/build/lsjit_bench_bal --pairs 16
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+KEYS = ("total_s", "to_first_iteration_s", "jacobian_s")
+
+
+def child(kind, program, data, cache, env):
+    if kind == "pose":
+        args = [program, "--child", "lsjit", data, cache]
+    else:
+        args = [program, "--child", "lsjit", "source=file:" + data, "cache=" + cache, "solver=dense_schur",
+                "tolerance=0.1", "max_iterations=50", "target=13345.02223", "fixed=0"]
+    out = subprocess.run(args, env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"{program} failed: {out.stderr.strip()}")
+    fields = dict(line.split()[:2] for line in out.stdout.splitlines() if len(line.split()) >= 2)
+    return {k: float(fields[k]) * 1e3 for k in KEYS}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("kind", choices=["pose", "bal"])
+    p.add_argument("data")
+    p.add_argument("programs", nargs="+")
+    p.add_argument("--pairs", type=int, default=10)
+    a = p.parse_args()
+    env = dict(os.environ, OMP_THREAD_LIMIT="1", OPENBLAS_NUM_THREADS="1")
+    cache = tempfile.mkdtemp()
+    try:
+        for prog in a.programs:  # fill the cache; not counted
+            child(a.kind, prog, a.data, cache, env)
+        runs = {prog: [] for prog in a.programs}
+        for i in range(a.pairs):
+            for prog in (a.programs if i % 2 == 0 else a.programs[::-1]):
+                runs[prog].append(child(a.kind, prog, a.data, cache, env))
+    finally:
+        shutil.rmtree(cache)
+
+    def cell(values):
+        if len(values) < 4:
+            return f"{statistics.median(values):.1f}"
+        q = statistics.quantiles(values, n=4)
+        return f"{q[1]:.1f} ({q[0]:.1f}-{q[2]:.1f})"
+
+    print("| program | total | to the first iteration | evaluations |")
+    print("| --- | ---: | ---: | ---: |")
+    for prog, r in runs.items():
+        print(f"| {prog} | " + " | ".join(cell([x[k] for x in r]) for k in KEYS) + " |")
+
+
+if __name__ == "__main__":
+    main()
