@@ -15,6 +15,16 @@ namespace {
 
 const std::filesystem::path kBal = std::filesystem::path(LSJIT_SHARED_DATA_DIR) / "bal";
 
+// A generated problem of 6 cameras and 150 points, each seen 3 times.
+BalLeastSquares small_generated_bal(uint64_t seed) {
+  io::BalSpec spec;
+  spec.cameras = 6;
+  spec.points = 150;
+  spec.observations_per_point = 3;
+  spec.seed = seed;
+  return make_bal_problem(io::generate_bal(spec).initial);
+}
+
 }  // namespace
 
 TEST_CASE("dubrovnik-3-7 converges to zero cost") {
@@ -67,12 +77,7 @@ TEST_CASE("Ladybug-49: Ceres' schedule reaches Ceres 2.1's cost in its 20 iterat
 }
 
 TEST_CASE("the radius after an accepted step: Nielsen's factor, at least very_successful_radius_growth when rho > 3/4") {
-  io::BalSpec spec;
-  spec.cameras = 6;
-  spec.points = 150;
-  spec.observations_per_point = 3;
-  spec.seed = 4;
-  BalLeastSquares p = make_bal_problem(io::generate_bal(spec).initial);
+  BalLeastSquares p = small_generated_bal(4);
   const AnalyzedProblem analyzed = p.problem.analyze(lsjit::testing::analyze_with());
   for (double growth : {1.0, 2.0, 5.0}) {
     CAPTURE(growth);
@@ -102,12 +107,7 @@ TEST_CASE("the radius after an accepted step: Nielsen's factor, at least very_su
 }
 
 TEST_CASE("every Schur path takes the steps of the full system, to the last digits") {
-  io::BalSpec spec;
-  spec.cameras = 6;
-  spec.points = 150;
-  spec.observations_per_point = 3;
-  spec.seed = 9;
-  BalLeastSquares p = make_bal_problem(io::generate_bal(spec).initial);
+  BalLeastSquares p = small_generated_bal(9);
   const AnalyzedProblem analyzed = p.problem.analyze(lsjit::testing::analyze_with());
   SolverOptions o;
   o.max_iterations = 8;

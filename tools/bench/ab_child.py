@@ -13,27 +13,17 @@ cache and is not counted.
         BEFORE/build/lsjit_bench_bal AFTER/build/lsjit_bench_bal --pairs 16
 """
 import argparse
-import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
+
+import bench_children
 
 KEYS = ("total_s", "to_first_iteration_s", "jacobian_s")
 
 
 def child(kind, program, data, cache, env):
-    if kind == "pose":
-        args = [program, "--child", "lsjit", data, cache]
-    else:
-        args = [program, "--child", "lsjit", "source=file:" + data, "cache=" + cache, "solver=dense_schur",
-                "tolerance=0.1", "max_iterations=50", "target=13345.02223", "fixed=0"]
-    out = subprocess.run(args, env=env, capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"{program} failed: {out.stderr.strip()}")
-    fields = dict(line.split()[:2] for line in out.stdout.splitlines() if len(line.split()) >= 2)
-    return {k: float(fields[k]) * 1e3 for k in KEYS}
+    return bench_children.child(kind, program, data, cache, env, KEYS)
 
 
 def main():
@@ -43,7 +33,7 @@ def main():
     p.add_argument("programs", nargs="+")
     p.add_argument("--pairs", type=int, default=10)
     a = p.parse_args()
-    env = dict(os.environ, OMP_THREAD_LIMIT="1", OPENBLAS_NUM_THREADS="1")
+    env = bench_children.CHILD_ENV
     cache = tempfile.mkdtemp()
     try:
         for prog in a.programs:  # fill the cache; not counted

@@ -19,25 +19,18 @@ lsjit), run with OMP_THREAD_LIMIT=1 OPENBLAS_NUM_THREADS=1 as those benchmarks r
         BEFORE/build/lsjit_bench_bal AFTER/build/lsjit_bench_bal --repeats 7
 """
 import argparse
-import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
+
+import bench_children
+
+
+KEYS = ("total_s", "jacobian_s", "to_first_iteration_s")
 
 
 def child(kind, program, data, cache, env):
-    if kind == "pose":
-        args = [program, "--child", "lsjit", data, cache]
-    else:  # Ladybug-49 as lsjit_bench_bal runs it: dense Schur to Ceres' final cost
-        args = [program, "--child", "lsjit", "source=file:" + data, "cache=" + cache, "solver=dense_schur",
-                "tolerance=0.1", "max_iterations=50", "target=13345.02223", "fixed=0"]
-    out = subprocess.run(args, env=env, capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"{program} failed: {out.stderr.strip()}")
-    fields = dict(line.split()[:2] for line in out.stdout.splitlines() if len(line.split()) >= 2)
-    return {k: float(fields[k]) * 1e3 for k in ("total_s", "jacobian_s", "to_first_iteration_s")}
+    return bench_children.child(kind, program, data, cache, env, KEYS)
 
 
 def main():
@@ -48,7 +41,7 @@ def main():
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--tier0", action="store_true", help="also a cold tier-0-only child per repeat")
     a = p.parse_args()
-    env = dict(os.environ, OMP_THREAD_LIMIT="1", OPENBLAS_NUM_THREADS="1")
+    env = bench_children.CHILD_ENV
     tier0_env = dict(env, LSJIT_TIER="0")
     runs = {prog: [] for prog in a.programs}
     for _ in range(a.repeats):
