@@ -12,7 +12,6 @@ cache and is not counted.
     python3 tools/bench/ab_child.py bal ../shared/data/bal/problem-49-7776-pre.txt \
         BEFORE/build/lsjit_bench_bal AFTER/build/lsjit_bench_bal --pairs 16
 """
-import argparse
 import shutil
 import statistics
 import tempfile
@@ -27,10 +26,7 @@ def child(kind, program, data, cache, env):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("kind", choices=["pose", "bal"])
-    p.add_argument("data")
-    p.add_argument("programs", nargs="+")
+    p = bench_children.argument_parser(__doc__)
     p.add_argument("--pairs", type=int, default=10)
     a = p.parse_args()
     env = bench_children.CHILD_ENV

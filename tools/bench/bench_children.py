@@ -1,5 +1,6 @@
 """The benchmarks' lsjit children as the comparison scripts run them (cold_warm.py,
 ab_child.py): one solve in a process of its own, its emitted fields in ms."""
+import argparse
 import os
 import subprocess
 import sys
@@ -23,3 +24,12 @@ def child(kind, program, data, cache, env, keys):
         sys.exit(f"{program} failed: {out.stderr.strip()}")
     fields = dict(line.split()[:2] for line in out.stdout.splitlines() if len(line.split()) >= 2)
     return {k: float(fields[k]) * 1e3 for k in keys}
+
+
+def argument_parser(doc):
+    """The scripts' common arguments: the child's kind, the data file, the builds."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("kind", choices=["pose", "bal"])
+    p.add_argument("data")
+    p.add_argument("programs", nargs="+")
+    return p

@@ -18,13 +18,11 @@ lsjit), run with OMP_THREAD_LIMIT=1 OPENBLAS_NUM_THREADS=1 as those benchmarks r
     python3 tools/bench/cold_warm.py bal ../shared/data/bal/problem-49-7776-pre.txt \
         BEFORE/build/lsjit_bench_bal AFTER/build/lsjit_bench_bal --repeats 7
 """
-import argparse
 import shutil
 import statistics
 import tempfile
 
 import bench_children
-
 
 KEYS = ("total_s", "jacobian_s", "to_first_iteration_s")
 
@@ -34,10 +32,7 @@ def child(kind, program, data, cache, env):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("kind", choices=["pose", "bal"])
-    p.add_argument("data")
-    p.add_argument("programs", nargs="+")
+    p = bench_children.argument_parser(__doc__)
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--tier0", action="store_true", help="also a cold tier-0-only child per repeat")
     a = p.parse_args()
