@@ -592,8 +592,9 @@ constexpr std::string_view kExpectedLine = "a g2o line";
 
 PoseGraph read_lines(detail::LineReader& lines, const G2oReadOptions& options) {
   Parser parser(lines.source(), options);
+  std::vector<std::string_view> tokens;
   while (const std::optional<std::string_view> text = lines.next()) {
-    const std::vector<std::string_view> tokens = detail::split_line(*text);
+    detail::split_line(*text, tokens);
     if (!tokens.empty()) parser.line(tokens, lines.line());
   }
   return parser.finish(std::max<size_t>(lines.line(), 1));

@@ -18,16 +18,6 @@
 namespace lsjit::io::detail {
 namespace {
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
-// from_chars does not take a leading '+', which hand-written files sometimes have.
-std::string_view without_plus(std::string_view token) {
-  return token.size() > 1 && token[0] == '+' && token[1] != '-' && token[1] != '+' ? token.substr(1)
-                                                                                   : token;
-}
-
 std::string temporary_name(const std::filesystem::path& path) {
   static const uint64_t salt = [] {
     std::random_device rd;
@@ -243,51 +233,17 @@ void append_double(std::string& out, double v) {
   out.append(buf, static_cast<size_t>(n));
 }
 
-std::optional<Token> TokenCursor::next() {
-  while (true) {
-    size_t pos = 0;
-    while (pos < rest_.size() && is_space(rest_[pos])) ++pos;
-    if (pos < rest_.size()) {
-      size_t end = pos;
-      while (end < rest_.size() && !is_space(rest_[end])) ++end;
-      const std::string_view token = rest_.substr(pos, end - pos);
-      rest_.remove_prefix(end);
-      last_line_ = lines_.line();
-      return Token{token, last_line_};
-    }
-    const std::optional<std::string_view> line = lines_.next();
-    if (!line) return std::nullopt;
-    rest_ = *line;
-  }
-}
-
-std::vector<std::string_view> split_line(std::string_view line) {
+void split_line(std::string_view line, std::vector<std::string_view>& tokens) {
   line = line.substr(0, line.find('#'));
-  std::vector<std::string_view> tokens;
+  tokens.clear();
   size_t pos = 0;
   while (true) {
     while (pos < line.size() && is_space(line[pos])) ++pos;
-    if (pos == line.size()) return tokens;
+    if (pos == line.size()) return;
     const size_t begin = pos;
     while (pos < line.size() && !is_space(line[pos])) ++pos;
     tokens.push_back(line.substr(begin, pos - begin));
   }
-}
-
-std::optional<double> try_parse_number(std::string_view token) {
-  const std::string_view digits = without_plus(token);
-  double value = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc() || end != digits.data() + digits.size() || !std::isfinite(value)) return std::nullopt;
-  return value;
-}
-
-std::optional<int64_t> try_parse_integer(std::string_view token) {
-  const std::string_view digits = without_plus(token);
-  int64_t value = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
-  return value;
 }
 
 double parse_number(std::string_view token, std::string_view source, size_t line,

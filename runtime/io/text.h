@@ -6,6 +6,8 @@
 // Every failure is an lsjit::Error; nothing here leaves a partial file behind.
 #pragma once
 
+#include <charconv>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -84,6 +86,9 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view t
 // %.17g: strtod/from_chars of the text gives back exactly `v`.
 void append_double(std::string& out, double v);
 
+// C's isspace in the "C" locale: ' ', '\t', '\n', '\v', '\f', '\r'.
+inline bool is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
 // A token and the 1-based line it is on.
 struct Token {
   std::string_view text;
@@ -95,7 +100,25 @@ struct Token {
 class TokenCursor {
  public:
   explicit TokenCursor(LineReader& lines) : lines_(lines) {}
-  std::optional<Token> next();
+  // Inline: a BAL file is a token every 10-15 bytes, and the call was a fifth of reading
+  // one.
+  std::optional<Token> next() {
+    while (true) {
+      const char* p = rest_.data();
+      const char* const end = p + rest_.size();
+      while (p < end && is_space(*p)) ++p;
+      if (p < end) {
+        const char* q = p;
+        while (q < end && !is_space(*q)) ++q;
+        rest_ = std::string_view(q, static_cast<size_t>(end - q));
+        last_line_ = lines_.line();
+        return Token{std::string_view(p, static_cast<size_t>(q - p)), last_line_};
+      }
+      const std::optional<std::string_view> line = lines_.next();
+      if (!line) return std::nullopt;
+      rest_ = *line;
+    }
+  }
   // The line of the last token returned (1 before the first): where a reader that runs
   // out of tokens reports that the file ends.
   size_t last_line() const { return last_line_; }
@@ -106,8 +129,10 @@ class TokenCursor {
   size_t last_line_ = 1;
 };
 
-// The tokens of one line, up to a '#' (the rest is a comment).
-std::vector<std::string_view> split_line(std::string_view line);
+// The tokens of one line, up to a '#' (the rest is a comment), into `tokens` (cleared
+// first; a reader passes the same vector for every line, which spares an allocation per
+// line).
+void split_line(std::string_view line, std::vector<std::string_view>& tokens);
 
 // The number in `token`, or fail(source, line, "<what> is '<token>': expected a ...").
 // NaN, infinities and values out of the range of a double are errors.
@@ -116,9 +141,28 @@ double parse_number(std::string_view token, std::string_view source, size_t line
 // Likewise for a decimal integer that fits in int64_t.
 int64_t parse_integer(std::string_view token, std::string_view source, size_t line,
                       std::string_view what);
+// from_chars does not take a leading '+', which hand-written files sometimes have.
+inline std::string_view without_plus(std::string_view token) {
+  return token.size() > 1 && token[0] == '+' && token[1] != '-' && token[1] != '+' ? token.substr(1)
+                                                                                   : token;
+}
+
 // What parse_number / parse_integer return, or nullopt where they would fail: for readers
-// that build the `what` of a message only when there is an error to report.
-std::optional<double> try_parse_number(std::string_view token);
-std::optional<int64_t> try_parse_integer(std::string_view token);
+// that build the `what` of a message only when there is an error to report. Inline, as
+// TokenCursor::next: they run once per value of a file.
+inline std::optional<double> try_parse_number(std::string_view token) {
+  const std::string_view digits = without_plus(token);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc() || end != digits.data() + digits.size() || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+inline std::optional<int64_t> try_parse_integer(std::string_view token) {
+  const std::string_view digits = without_plus(token);
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+  return value;
+}
 
 }  // namespace lsjit::io::detail
