@@ -309,31 +309,57 @@ template <class T, int V>
   for (int64_t c = 0; c < n; ++c) subtract_scaled<V>(g, B + c * ld, -y[c], m);
 }
 
-// y −= Bᵀ g: a dot product per column, in two vectors of partial sums (a single scalar sum
-// waits on each addition: it was 14% of a sphere2500 factor-and-solve).
+// a · b over m entries in two vectors of partial sums (a single scalar sum waits on each
+// addition: in multiply_transposed it was 14% of a sphere2500 factor-and-solve).
+template <class T, int V>
+[[gnu::always_inline]] inline T dot_body(const T* a, const T* b, int64_t m) {
+  typedef T Vec __attribute__((vector_size(V * sizeof(T))));
+  Vec s0 = {}, s1 = {};
+  int64_t r = 0;
+  for (; r + 2 * V <= m; r += 2 * V) {
+    Vec a0, a1, b0, b1;
+    __builtin_memcpy(&a0, a + r, sizeof(Vec));
+    __builtin_memcpy(&a1, a + r + V, sizeof(Vec));
+    __builtin_memcpy(&b0, b + r, sizeof(Vec));
+    __builtin_memcpy(&b1, b + r + V, sizeof(Vec));
+    s0 += a0 * b0;
+    s1 += a1 * b1;
+  }
+  s0 += s1;
+  T lanes[V], sum = 0;
+  __builtin_memcpy(lanes, &s0, sizeof(Vec));
+  for (int j = 0; j < V; ++j) sum += lanes[j];
+  for (; r < m; ++r) sum += a[r] * b[r];
+  return sum;
+}
+
+// y −= Bᵀ g: a dot product per column.
 template <class T, int V>
 [[gnu::always_inline]] inline void multiply_transposed_body(const T* B, int64_t n, int64_t m,
                                                             int64_t ld, const T* g, T* y) {
-  typedef T Vec __attribute__((vector_size(V * sizeof(T))));
+  for (int64_t c = 0; c < n; ++c) y[c] -= dot_body<T, V>(B + c * ld, g, m);
+}
+
+// y ← L⁻¹ y for the lower-triangular n x n diagonal block L (leading dimension ld): column
+// by column, y[c] /= L(c, c), then an axpy down the rest of the column. As plain loops in
+// supernodal_cholesky.cpp these stayed scalar (the compiler could not rule out y aliasing
+// L) and were most of a mixed-precision substitution's time on sphere2500.
+template <class T, int V>
+[[gnu::always_inline]] inline void solve_diagonal_body(const T* L, int64_t n, int64_t ld, T* y) {
   for (int64_t c = 0; c < n; ++c) {
-    const T* column = B + c * ld;
-    Vec s0 = {}, s1 = {};
-    int64_t r = 0;
-    for (; r + 2 * V <= m; r += 2 * V) {
-      Vec a0, a1, b0, b1;
-      __builtin_memcpy(&a0, column + r, sizeof(Vec));
-      __builtin_memcpy(&a1, column + r + V, sizeof(Vec));
-      __builtin_memcpy(&b0, g + r, sizeof(Vec));
-      __builtin_memcpy(&b1, g + r + V, sizeof(Vec));
-      s0 += a0 * b0;
-      s1 += a1 * b1;
-    }
-    s0 += s1;
-    T lanes[V], sum = 0;
-    __builtin_memcpy(lanes, &s0, sizeof(Vec));
-    for (int j = 0; j < V; ++j) sum += lanes[j];
-    for (; r < m; ++r) sum += column[r] * g[r];
-    y[c] -= sum;
+    const T yc = y[c] / L[c * ld + c];
+    y[c] = yc;
+    subtract_scaled<V>(y + c + 1, L + c * ld + c + 1, yc, n - c - 1);
+  }
+}
+
+// y ← L⁻ᵀ y: from the last column back, y[c] = (y[c] − L(c+1.., c) · y[c+1..]) / L(c, c),
+// each dot product in two vectors of partial sums (a scalar sum waits on every addition).
+template <class T, int V>
+[[gnu::always_inline]] inline void solve_diagonal_transposed_body(const T* L, int64_t n, int64_t ld, T* y) {
+  for (int64_t c = n - 1; c >= 0; --c) {
+    const T* column = L + c * ld;
+    y[c] = (y[c] - dot_body<T, V>(column + c + 1, y + c + 1, n - c - 1)) / column[c];
   }
 }
 
@@ -368,10 +394,18 @@ template <class T, int V>
                                            const T* g, T* y) {                                 \
     multiply_transposed_body<T, V>(B, n, m, ld, g, y);                                         \
   }                                                                                            \
+  TARGET void solve_diagonal_##SUFFIX(const T* L, int64_t n, int64_t ld, T* y) {                \
+    solve_diagonal_body<T, V>(L, n, ld, y);                                                    \
+  }                                                                                            \
+  TARGET void solve_diagonal_transposed_##SUFFIX(const T* L, int64_t n, int64_t ld, T* y) {     \
+    solve_diagonal_transposed_body<T, V>(L, n, ld, y);                                         \
+  }                                                                                            \
   constexpr KernelsOf<T> kKernels_##SUFFIX = {&factor_##SUFFIX,   &solve_##SUFFIX,             \
                                               &factor_panel_##SUFFIX, &factor_blocked_##SUFFIX, \
                                               &product_##SUFFIX,  &subtract_##SUFFIX,          \
-                                              &multiply_##SUFFIX, &multiply_transposed_##SUFFIX};
+                                              &multiply_##SUFFIX, &multiply_transposed_##SUFFIX, \
+                                              &solve_diagonal_##SUFFIX,                        \
+                                              &solve_diagonal_transposed_##SUFFIX};
 
 LSJIT_SUPERNODAL_KERNELS(generic, , double, 2)
 LSJIT_SUPERNODAL_KERNELS(generic_float, , float, 4)
@@ -509,6 +543,16 @@ void below_multiply_transposed(const T* panel, int64_t n, int64_t m, int64_t ld,
   host_kernels<T>().multiply_transposed(panel + n, n, m, ld, g, y);
 }
 
+template <class T>
+void diagonal_solve(const T* panel, int64_t n, int64_t ld, T* y) {
+  host_kernels<T>().solve_diagonal(panel, n, ld, y);
+}
+
+template <class T>
+void diagonal_solve_transposed(const T* panel, int64_t n, int64_t ld, T* y) {
+  host_kernels<T>().solve_diagonal_transposed(panel, n, ld, y);
+}
+
 // Both precisions: double for every solve, float for the mixed-precision ones.
 #define LSJIT_SUPERNODAL_INSTANTIATE(T)                                                          \
   template const KernelsOf<T>& kernels<T>(Isa);                                                \
@@ -518,7 +562,9 @@ void below_multiply_transposed(const T* panel, int64_t n, int64_t m, int64_t ld,
   template void subtract_update<T>(const T*, int64_t, int64_t, int64_t, const int64_t*, int64_t, \
                                    T*, int64_t, const SupernodalAnalysis::RowRun*, int64_t);   \
   template void below_multiply<T>(const T*, int64_t, int64_t, int64_t, const T*, T*);          \
-  template void below_multiply_transposed<T>(const T*, int64_t, int64_t, int64_t, const T*, T*);
+  template void below_multiply_transposed<T>(const T*, int64_t, int64_t, int64_t, const T*, T*); \
+  template void diagonal_solve<T>(const T*, int64_t, int64_t, T*);                             \
+  template void diagonal_solve_transposed<T>(const T*, int64_t, int64_t, T*);
 LSJIT_SUPERNODAL_INSTANTIATE(double)
 LSJIT_SUPERNODAL_INSTANTIATE(float)
 #undef LSJIT_SUPERNODAL_INSTANTIATE

@@ -26,6 +26,8 @@
 //   below_multiply:   g (m) ← B y (m x n block B at panel + n, y of n), for the forward
 //                     substitution;
 //   below_multiply_transposed: y (n) −= Bᵀ g, for the back substitution.
+//   diagonal_solve:   y (n) ← L⁻¹ y for the panel's lower-triangular diagonal block L, the
+//                     forward substitution's own rows; diagonal_solve_transposed: y ← L⁻ᵀ y.
 #pragma once
 
 #include <cstdint>
@@ -77,6 +79,8 @@ struct KernelsOf {
                    const SupernodalAnalysis::RowRun* runs, int64_t num_runs);
   void (*multiply)(const T* below, int64_t n, int64_t m, int64_t ld, const T* y, T* g);
   void (*multiply_transposed)(const T* below, int64_t n, int64_t m, int64_t ld, const T* g, T* y);
+  void (*solve_diagonal)(const T* panel, int64_t n, int64_t ld, T* y);
+  void (*solve_diagonal_transposed)(const T* panel, int64_t n, int64_t ld, T* y);
 };
 using Kernels = KernelsOf<double>;
 bool isa_supported(Isa isa);
@@ -90,5 +94,9 @@ void below_multiply(const T* panel, int64_t n, int64_t m, int64_t ld, const T* y
 template <class T>
 void below_multiply_transposed(const T* panel, int64_t n, int64_t m, int64_t ld, const T* g,
                                T* y);
+template <class T>
+void diagonal_solve(const T* panel, int64_t n, int64_t ld, T* y);
+template <class T>
+void diagonal_solve_transposed(const T* panel, int64_t n, int64_t ld, T* y);
 
 }  // namespace lsjit::linear::supernodal

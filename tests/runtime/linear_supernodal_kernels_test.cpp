@@ -51,6 +51,29 @@ void check_factor(const std::vector<T>& panel, const std::vector<double>& origin
     }
 }
 
+// solve_diagonal and solve_diagonal_transposed on the factored diagonal block of `panel`:
+// L x = y and Lᵀ x = y, multiplied back in double, to `tolerance` of y's scale (1).
+template <class T>
+void check_diagonal_solves(const KernelsOf<T>& k, const std::vector<T>& panel, int64_t n, int64_t ld,
+                           double tolerance, std::mt19937_64& rng) {
+  std::vector<T> y(n);
+  for (T& v : y) v = static_cast<T>(std::uniform_real_distribution<double>(-1, 1)(rng));
+  std::vector<T> x = y;
+  k.solve_diagonal(panel.data(), n, ld, x.data());
+  for (int64_t r = 0; r < n; ++r) {
+    double sum = 0;
+    for (int64_t c = 0; c <= r; ++c) sum += double(panel[c * ld + r]) * x[c];
+    CHECK(sum == doctest::Approx(y[r]).epsilon(tolerance).scale(1.0));
+  }
+  x = y;
+  k.solve_diagonal_transposed(panel.data(), n, ld, x.data());
+  for (int64_t c = 0; c < n; ++c) {
+    double sum = 0;
+    for (int64_t r = c; r < n; ++r) sum += double(panel[c * ld + r]) * x[r];
+    CHECK(sum == doctest::Approx(y[c]).epsilon(tolerance).scale(1.0));
+  }
+}
+
 }  // namespace
 
 // The kernels of scalar type T against plain loops in double, to a relative tolerance
@@ -140,6 +163,7 @@ void check_blocked(double tolerance) {
         std::vector<T> panel(original.begin(), original.end());
         REQUIRE(kernels<T>(isa).factor_blocked(panel.data(), n, ld) == -1);
         check_factor(panel, original, n, ld, ld, tolerance);
+        check_diagonal_solves(kernels<T>(isa), panel, n, ld, tolerance, rng);
         // Nothing written past the panel.
         for (int64_t k = ld * n; k < ld * n + kProductRowPad; ++k) CHECK(std::isnan(panel[k]));
       }
