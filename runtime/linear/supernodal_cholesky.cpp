@@ -202,13 +202,6 @@ int64_t SupernodalCholesky::factor_split(int threads) {
   return -1;
 }
 
-// Supernodes with at least this many columns solve their diagonal blocks with the vector
-// kernels (supernodal_kernels.h); smaller ones keep the scalar loops, which a call through
-// the kernel table and a vector loop's set-up do not beat: on sphere2500 (mixed precision,
-// large supernodes) the kernels made a warm solve 5% faster, on M3500 and parking-garage
-// (small supernodes) every supernode through them was 2-3% slower.
-constexpr int64_t kVectorDiagonalColumns = 24;
-
 template <class T>
 void SupernodalCholesky::substitute(T* y) {
   const SupernodalAnalysis& a = analysis_;
@@ -221,14 +214,7 @@ void SupernodalCholesky::substitute(T* y) {
     const T* L = f.panels.data() + a.panel_offset[s];
     const int64_t* rows = a.row_index.data() + a.row_begin[s] + n;
     T* ys = y + a.column_begin[s];
-    if (n >= kVectorDiagonalColumns) {
-      supernodal::diagonal_solve(L, n, ld, ys);
-    } else {
-      for (int64_t c = 0; c < n; ++c) {
-        ys[c] /= L[c * ld + c];
-        for (int64_t r = c + 1; r < n; ++r) ys[r] -= L[c * ld + r] * ys[c];
-      }
-    }
+    supernodal::diagonal_solve(L, n, ld, ys);
     supernodal::below_multiply(L, n, below, ld, ys, g);
     for (int64_t r = 0; r < below; ++r) y[rows[r]] -= g[r];
   }
@@ -241,15 +227,7 @@ void SupernodalCholesky::substitute(T* y) {
     T* ys = y + a.column_begin[s];
     for (int64_t r = 0; r < below; ++r) g[r] = y[rows[r]];
     supernodal::below_multiply_transposed(L, n, below, ld, g, ys);
-    if (n >= kVectorDiagonalColumns) {
-      supernodal::diagonal_solve_transposed(L, n, ld, ys);
-    } else {
-      for (int64_t c = n - 1; c >= 0; --c) {
-        T sum = ys[c];
-        for (int64_t r = c + 1; r < n; ++r) sum -= L[c * ld + r] * ys[r];
-        ys[c] = sum / L[c * ld + c];
-      }
-    }
+    supernodal::diagonal_solve_transposed(L, n, ld, ys);
   }
 }
 

@@ -27,7 +27,9 @@
 //                     substitution;
 //   below_multiply_transposed: y (n) −= Bᵀ g, for the back substitution.
 //   diagonal_solve:   y (n) ← L⁻¹ y for the panel's lower-triangular diagonal block L, the
-//                     forward substitution's own rows; diagonal_solve_transposed: y ← L⁻ᵀ y.
+//                     forward substitution's own rows; diagonal_solve_transposed: y ← L⁻ᵀ y
+//                     (blocks of fewer than 24 columns by scalar loops, larger ones by the
+//                     kernels' solve_diagonal and solve_diagonal_transposed).
 #pragma once
 
 #include <cstdint>
