@@ -12,8 +12,6 @@ cache and is not counted.
     python3 tools/bench/ab_child.py bal ../shared/data/bal/problem-49-7776-pre.txt \
         BEFORE/build/lsjit_bench_bal AFTER/build/lsjit_bench_bal --pairs 16
 """
-import shutil
-import statistics
 import tempfile
 
 import bench_children
@@ -21,36 +19,25 @@ import bench_children
 KEYS = ("total_s", "to_first_iteration_s", "jacobian_s")
 
 
-def child(kind, program, data, cache, env):
-    return bench_children.child(kind, program, data, cache, env, KEYS)
-
-
 def main():
     p = bench_children.argument_parser(__doc__)
     p.add_argument("--pairs", type=int, default=10)
     a = p.parse_args()
-    env = bench_children.CHILD_ENV
-    cache = tempfile.mkdtemp()
-    try:
+    def child(prog, cache):
+        return bench_children.child(a.kind, prog, a.data, cache, bench_children.CHILD_ENV, KEYS)
+
+    with tempfile.TemporaryDirectory() as cache:
         for prog in a.programs:  # fill the cache; not counted
-            child(a.kind, prog, a.data, cache, env)
+            child(prog, cache)
         runs = {prog: [] for prog in a.programs}
         for i in range(a.pairs):
             for prog in (a.programs if i % 2 == 0 else a.programs[::-1]):
-                runs[prog].append(child(a.kind, prog, a.data, cache, env))
-    finally:
-        shutil.rmtree(cache)
-
-    def cell(values):
-        if len(values) < 4:
-            return f"{statistics.median(values):.1f}"
-        q = statistics.quantiles(values, n=4)
-        return f"{q[1]:.1f} ({q[0]:.1f}-{q[2]:.1f})"
+                runs[prog].append(child(prog, cache))
 
     print("| program | total | to the first iteration | evaluations |")
     print("| --- | ---: | ---: | ---: |")
     for prog, r in runs.items():
-        print(f"| {prog} | " + " | ".join(cell([x[k] for x in r]) for k in KEYS) + " |")
+        print(f"| {prog} | " + " | ".join(bench_children.median_quartiles([x[k] for x in r], 1) for k in KEYS) + " |")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 ab_child.py): one solve in a process of its own, its emitted fields in ms."""
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 
@@ -33,3 +34,13 @@ def argument_parser(doc):
     p.add_argument("data")
     p.add_argument("programs", nargs="+")
     return p
+
+
+def median_quartiles(values, digits, suffix=""):
+    """ "median (q1-q3)" of `values`, each with `digits` decimals and `suffix`; the median
+    alone for fewer than four values."""
+    m = f"{statistics.median(values):.{digits}f}{suffix}"
+    if len(values) < 4:
+        return m
+    q = statistics.quantiles(values, n=4)
+    return f"{m} ({q[0]:.{digits}f}-{q[2]:.{digits}f})"

@@ -18,17 +18,12 @@ lsjit), run with OMP_THREAD_LIMIT=1 OPENBLAS_NUM_THREADS=1 as those benchmarks r
     python3 tools/bench/cold_warm.py bal ../shared/data/bal/problem-49-7776-pre.txt \
         BEFORE/build/lsjit_bench_bal AFTER/build/lsjit_bench_bal --repeats 7
 """
-import shutil
 import statistics
 import tempfile
 
 import bench_children
 
 KEYS = ("total_s", "jacobian_s", "to_first_iteration_s")
-
-
-def child(kind, program, data, cache, env):
-    return bench_children.child(kind, program, data, cache, env, KEYS)
 
 
 def main():
@@ -38,22 +33,20 @@ def main():
     a = p.parse_args()
     env = bench_children.CHILD_ENV
     tier0_env = dict(env, LSJIT_TIER="0")
+
+    def child(prog, cache, env):
+        return bench_children.child(a.kind, prog, a.data, cache, env, KEYS)
+
     runs = {prog: [] for prog in a.programs}
     for _ in range(a.repeats):
         for prog in a.programs:
             run = {}
             if a.tier0:
-                cache = tempfile.mkdtemp()
-                try:
-                    run["tier0"] = child(a.kind, prog, a.data, cache, tier0_env)
-                finally:
-                    shutil.rmtree(cache)
-            cache = tempfile.mkdtemp()
-            try:
-                run["cold"] = child(a.kind, prog, a.data, cache, env)
-                run["warm"] = child(a.kind, prog, a.data, cache, env)
-            finally:
-                shutil.rmtree(cache)
+                with tempfile.TemporaryDirectory() as cache:
+                    run["tier0"] = child(prog, cache, tier0_env)
+            with tempfile.TemporaryDirectory() as cache:
+                run["cold"] = child(prog, cache, env)
+                run["warm"] = child(prog, cache, env)
             runs[prog].append(run)
     extra = " tier 0 only total | tier 0 only / warm |" if a.tier0 else ""
     print("| program | cold total | warm total | cold / warm (quartiles) |" + extra +
@@ -62,11 +55,7 @@ def main():
     for prog, r in runs.items():
         med = lambda which, key: statistics.median(x[which][key] for x in r)
         ratios = lambda which: [x[which]["total_s"] / x["warm"]["total_s"] for x in r]
-        def spread(values):
-            if len(values) < 4:
-                return f"{statistics.median(values):.2f}x"
-            q = statistics.quantiles(values, n=4)
-            return f"{statistics.median(values):.2f}x ({q[0]:.2f}-{q[2]:.2f})"
+        spread = lambda values: bench_children.median_quartiles(values, 2, "x")
         tier0 = f" {med('tier0', 'total_s'):.1f} | {spread(ratios('tier0'))} |" if a.tier0 else ""
         print(f"| {prog} | {med('cold', 'total_s'):.1f} | {med('warm', 'total_s'):.1f} | {spread(ratios('cold'))} |"
               f"{tier0} {med('cold', 'jacobian_s'):.1f} | {med('warm', 'jacobian_s'):.1f} | "
