@@ -98,6 +98,9 @@ struct Differentiable {
 Differentiable prepare(const Trace& traced) {
   Differentiable p{GraphBuilder({.fold_constants = true, .rewrite = true}), {}, {}, {}, 0};
   const Graph& g = traced.graph;
+  // Differentiation makes 4-9 nodes per traced one (se3_between: 533 traced, 3585 built
+  // forward, 4524 reverse); room for 8 saves most of the growing.
+  p.builder.reserve(8 * g.size());
   std::vector<NodeId> map(g.size(), kNoNode);
   p.tangent.resize(traced.signature.vars.size());
   for (size_t s = 0; s < p.tangent.size(); ++s)

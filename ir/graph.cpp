@@ -63,22 +63,39 @@ bool Graph::operator==(const Graph& other) const {
 
 namespace {
 
+// The fields as five words, each multiplied by its own odd constant (independent
+// multiplies, not a chain of seven), then one avalanche so that every field reaches the
+// low bits that index the table.
 uint32_t node_hash(const Node& n) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ull; h ^= h >> 29; };
-  mix(static_cast<uint64_t>(n.op) | (static_cast<uint64_t>(n.type) << 8));
-  for (NodeId a : n.args) mix(a);
-  mix(std::bit_cast<uint64_t>(n.value));
-  mix(static_cast<uint32_t>(n.int_attr));
-  mix((static_cast<uint64_t>(n.input.kind) << 60) ^ (uint64_t{n.input.slot} << 32) ^
-      n.input.component);
+  const uint64_t w0 = uint64_t{static_cast<uint8_t>(n.op)} | (uint64_t{static_cast<uint8_t>(n.type)} << 8) |
+                      (uint64_t{static_cast<uint32_t>(n.int_attr)} << 32);
+  const uint64_t w1 = uint64_t{n.args[0]} | (uint64_t{n.args[1]} << 32);
+  const uint64_t w2 = uint64_t{n.args[2]} | (uint64_t{n.input.component} << 32);
+  const uint64_t w3 = std::bit_cast<uint64_t>(n.value);
+  const uint64_t w4 = uint64_t{static_cast<uint8_t>(n.input.kind)} | (uint64_t{n.input.slot} << 8);
+  uint64_t h = (w0 * 0x9e3779b97f4a7c15ull) ^ (w1 * 0xc2b2ae3d27d4eb4full) ^
+               (w2 * 0x165667b19e3779f9ull) ^ (w3 * 0xd6e8feb86659fd93ull) ^
+               (w4 * 0xff51afd7ed558ccdull);
+  h ^= h >> 32;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 29;
   return static_cast<uint32_t>(h ^ (h >> 32));
 }
 
 }  // namespace
 
-void GraphBuilder::grow_table() {
-  table_.assign(std::max<size_t>(64, 2 * table_.size()), kNoNode);
+void GraphBuilder::reserve(size_t nodes) {
+  graph_.nodes.reserve(nodes);
+  hashes_.reserve(nodes);
+  size_t slots = std::max<size_t>(64, table_.size());
+  while (2 * (nodes + 1) > slots) slots *= 2;
+  if (slots > table_.size()) rehash(slots);
+}
+
+void GraphBuilder::grow_table() { rehash(std::max<size_t>(64, 2 * table_.size())); }
+
+void GraphBuilder::rehash(size_t slots) {
+  table_.assign(slots, kNoNode);
   const size_t mask = table_.size() - 1;
   for (NodeId id = 0; id < hashes_.size(); ++id) {
     size_t i = hashes_[id] & mask;
@@ -207,6 +224,7 @@ std::vector<bool> live_nodes(const Graph& graph) {
 Graph rebuild(const Graph& graph, GraphBuilder::Options options, const RebuildHooks& hooks) {
   std::vector<bool> live = live_nodes(graph);
   GraphBuilder builder(options);
+  builder.reserve(graph.size());
   std::vector<NodeId> map(graph.size(), kNoNode);
   for (NodeId i = 0; i < graph.size(); ++i) {
     const Node& n = graph.nodes[i];

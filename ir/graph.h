@@ -188,6 +188,10 @@ class GraphBuilder {
   NodeId make(Op op, NodeId a = kNoNode, NodeId b = kNoNode, NodeId c = kNoNode,
               int32_t int_attr = 0);
 
+  // Room for `nodes` nodes without growing the node array or the index: a pass that
+  // knows about how many nodes it makes saves the copies and rehashes of growing.
+  void reserve(size_t nodes);
+
   const Node& operator[](NodeId id) const { return graph_.nodes[id]; }
   size_t size() const { return graph_.nodes.size(); }
   Options& options() { return options_; }
@@ -209,6 +213,7 @@ class GraphBuilder {
   std::vector<NodeId> table_;
   std::vector<uint32_t> hashes_;
   void grow_table();
+  void rehash(size_t slots);  // a power of two, at least twice the nodes
 };
 
 // Rebuilds `graph` through a builder with `options`, keeping only what the outputs need

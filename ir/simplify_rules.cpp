@@ -1,5 +1,6 @@
 #include "lsjit/ir/simplify_rules.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -85,9 +86,13 @@ constexpr RewriteRule kRules[] = {
 };
 // clang-format on
 
+// The most wildcards one rule names (x, y, c today); letters get slots in the order a
+// rule first uses them, so matching copies 4 ids instead of one per letter.
+constexpr int kMaxWilds = 4;
+
 struct Pattern {
   enum Kind : uint8_t { Wild, Number, Boolean, Apply } kind = Wild;
-  int wild = 0;        // Wild: letter index
+  int wild = 0;        // Wild: the letter's slot in the rule
   double number = 0;   // Number
   bool boolean = false;
   Op op = Op::Add;     // Apply
@@ -97,7 +102,10 @@ struct Pattern {
 
 class PatternParser {
  public:
-  explicit PatternParser(std::string_view text) : text_(text) {}
+  // `slots` maps letters to wildcard slots: shared by a rule's pattern and replacement,
+  // which may name only letters its pattern bound (`new_letters` false).
+  PatternParser(std::string_view text, std::array<int, 26>& slots, bool new_letters)
+      : text_(text), slots_(slots), new_letters_(new_letters) {}
   Pattern parse() {
     Pattern p = term();
     skip_space();
@@ -144,7 +152,13 @@ class PatternParser {
       p.boolean = a == "true";
     } else if (a.size() == 1 && std::islower(static_cast<unsigned char>(a[0]))) {
       p.kind = Pattern::Wild;
-      p.wild = a[0] - 'a';
+      int& slot = slots_[a[0] - 'a'];
+      if (slot < 0) {
+        if (!new_letters_) fail("wildcard " + std::string(a) + " is not in the pattern");
+        slot = *std::max_element(slots_.begin(), slots_.end()) + 1;
+        if (slot >= kMaxWilds) fail("more than " + std::to_string(kMaxWilds) + " wildcards");
+      }
+      p.wild = slot;
     } else {
       p.kind = Pattern::Number;
       p.number = number(a);
@@ -159,6 +173,8 @@ class PatternParser {
   }
 
   std::string_view text_;
+  std::array<int, 26>& slots_;
+  bool new_letters_;
   size_t pos_ = 0;
 };
 
@@ -168,9 +184,30 @@ struct CompiledRule {
   uint32_t assumptions;
 };
 
-using Bindings = std::array<NodeId, 26>;
+using Bindings = std::array<NodeId, kMaxWilds>;
 
 bool match(const GraphBuilder& b, const Pattern& p, NodeId id, Bindings& bound);
+
+// Whether node `n` can be what `p` asks for, looking at `n` alone: its op, or its value
+// for a constant. Cheap, and false for most candidates, so the full match (which binds
+// wildcards and tries both orders) runs only where a rule may apply.
+bool shallow(const Pattern& p, const Node& n) {
+  switch (p.kind) {
+    case Pattern::Wild: return true;
+    case Pattern::Number: return n.is_const(p.number);
+    case Pattern::Boolean: return n.op == Op::Const && n.type == Type::Bool && (n.value != 0.0) == p.boolean;
+    case Pattern::Apply: return n.op == p.op;
+  }
+  return false;
+}
+
+// The shallow test on the candidate's arguments, in either order for a commutative op.
+bool may_match(const GraphBuilder& b, const Pattern& p, const Node& n) {
+  bool in_order = true;
+  for (size_t i = 0; i < p.args.size() && in_order; ++i) in_order = shallow(p.args[i], b[n.args[i]]);
+  if (in_order) return true;
+  return info(p.op).commutative && shallow(p.args[0], b[n.args[1]]) && shallow(p.args[1], b[n.args[0]]);
+}
 
 bool match_apply(const GraphBuilder& b, const Pattern& p, const Node& n, Bindings& bound) {
   if (n.op != p.op || n.int_attr != p.int_attr) return false;
@@ -223,8 +260,11 @@ const std::vector<std::vector<CompiledRule>>& rules_by_op() {
   static const auto* table = new std::vector<std::vector<CompiledRule>>([] {
     std::vector<std::vector<CompiledRule>> by_op(kNumOps);
     for (const RewriteRule& r : kRules) {
-      CompiledRule c{PatternParser(r.pattern).parse(), PatternParser(r.replacement).parse(),
-                     r.assumptions};
+      std::array<int, 26> slots;
+      slots.fill(-1);
+      Pattern pattern = PatternParser(r.pattern, slots, true).parse();
+      Pattern replacement = PatternParser(r.replacement, slots, false).parse();
+      CompiledRule c{std::move(pattern), std::move(replacement), r.assumptions};
       if (c.pattern.kind != Pattern::Apply)
         throw std::logic_error("rewrite pattern must be an op: " + std::string(r.pattern));
       by_op[static_cast<size_t>(c.pattern.op)].push_back(std::move(c));
@@ -240,7 +280,9 @@ std::span<const RewriteRule> rewrite_rules() { return kRules; }
 
 NodeId rewrite(GraphBuilder& builder, const Node& candidate, uint32_t allowed) {
   for (const CompiledRule& rule : rules_by_op()[static_cast<size_t>(candidate.op)]) {
-    if ((rule.assumptions & ~allowed) != 0) continue;
+    if ((rule.assumptions & ~allowed) != 0 || rule.pattern.int_attr != candidate.int_attr ||
+        !may_match(builder, rule.pattern, candidate))
+      continue;
     Bindings bound;
     bound.fill(kNoNode);
     if (match_apply(builder, rule.pattern, candidate, bound))
