@@ -4,7 +4,8 @@
 // assumptions it needs stated beside it, and adding a rule cannot disturb another. The
 // rules are S-expressions over IR op names: single lower-case letters are wildcards
 // (a letter used twice must match the same node, which hash-consing makes a test of
-// identity), numbers are f64 constants compared by value, `true`/`false` are boolean
+// identity; at most four letters in a rule, and a replacement names only its pattern's),
+// numbers are f64 constants compared by value, `true`/`false` are boolean
 // constants, and the integer after `powi x` is its exponent. Commutative ops match in
 // both argument orders.
 //
