@@ -1,12 +1,17 @@
 #include "lsjit/runtime/linear/dense_cholesky.h"
 
-#include <Eigen/Cholesky>
+#include <algorithm>
+
+#include "lsjit/runtime/linear/blocked_cholesky.h"
 
 namespace lsjit::linear {
 
 DenseCholesky::DenseCholesky(std::shared_ptr<const BlockPattern> pattern)
     : LinearSolver(std::move(pattern)) {
-  factor_.resize(pattern_->dim(), pattern_->dim());
+  const int64_t n = pattern_->dim();
+  padded_ = (n + kBlockedCholeskyPad - 1) / kBlockedCholeskyPad * kBlockedCholeskyPad;
+  a_.assign(static_cast<size_t>(padded_ * padded_), 0.0);
+  x_.assign(static_cast<size_t>(padded_), 0.0);
   analyses_ = 1;
 }
 
@@ -14,33 +19,43 @@ LinearSolveSummary DenseCholesky::solve_checked(const BlockSparseSymmetric& A,
                                                 const double* shift, const double* b,
                                                 double* x, const LinearSolverOptions&) {
   const BlockPattern& p = *pattern_;
+  const int64_t n = p.dim(), m = padded_;
+  LinearSolveSummary summary;
+  summary.iterations = 1;
+  if (n == 0) {  // nothing free: nothing to factor
+    summary.ok = summary.converged = true;
+    return summary;
+  }
+  ++factorizations_;
+  // Row-major upper triangle, rows m apart (blocked_cholesky.h). The last factorization
+  // left its factor there, and blocks absent from the pattern must read 0: each row is
+  // cleared from its diagonal on, and the padding is an identity block again.
+  double* a = a_.data();
+  for (int64_t r = 0; r < m; ++r) std::fill(a + r * m + r, a + (r + 1) * m, 0.0);
+  for (int64_t k = n; k < m; ++k) a[k * m + k] = 1.0;
   const double* values = A.values().data();
-  // Only the upper triangle is written and read: the factorization overwrites it, and the
-  // blocks absent from the pattern must be zeroed each time.
-  factor_.triangularView<Eigen::Upper>().setZero();
   for (int i = 0; i < p.num_blocks(); ++i) {
     const int ri = p.block_size(i);
     const int64_t r0 = p.scalar_offset(i);
-    for (int64_t k = p.row_begin(i); k < p.row_end(i); ++k) {
+    for (int64_t k = p.row_begin(i); k < p.row_end(i); ++k) {  // blocks (i, j >= i)
       const int j = p.col(k), cj = p.block_size(j);
       const int64_t c0 = p.scalar_offset(j);
       const double* B = values + p.offset(k);
-      for (int a = 0; a < ri; ++a)
-        for (int c = (j == i ? a : 0); c < cj; ++c) factor_(r0 + a, c0 + c) = B[a * cj + c];
+      for (int r = 0; r < ri; ++r)
+        for (int c = (j == i ? r : 0); c < cj; ++c) a[(r0 + r) * m + c0 + c] = B[r * cj + c];
     }
   }
-  if (shift != nullptr) factor_.diagonal() += Eigen::Map<const Eigen::VectorXd>(shift, p.dim());
-
-  LinearSolveSummary summary;
-  ++factorizations_;
-  Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>, Eigen::Upper> llt(factor_);  // in place
-  if (llt.info() != Eigen::Success) {
+  if (shift != nullptr)
+    for (int64_t k = 0; k < n; ++k) a[k * m + k] += shift[k];
+  if (blocked_cholesky(a, m) >= 0) {
     summary.message = "the matrix is not positive definite (dense Cholesky found a pivot <= 0)";
     return summary;
   }
-  Eigen::Map<Eigen::VectorXd>(x, p.dim()) = llt.solve(Eigen::Map<const Eigen::VectorXd>(b, p.dim()));
+  std::copy(b, b + n, x_.begin());
+  std::fill(x_.begin() + n, x_.end(), 0.0);
+  blocked_cholesky_solve(a, m, x_.data());
+  std::copy(x_.begin(), x_.begin() + n, x);
   summary.ok = summary.converged = true;
-  summary.iterations = 1;
   return summary;
 }
 

@@ -1,14 +1,19 @@
-// Dense Cholesky: the matrix assembled into a dense dim() x dim() buffer, factored by
-// Eigen's LLT. O(n³) per solve and 8·n² bytes of memory, but no sparse bookkeeping: the
-// fastest choice for small problems (up to roughly a thousand scalar unknowns) and the
-// reference the sparse solvers are tested against.
+// Dense Cholesky: the matrix assembled into a dense buffer and factored by blocked_cholesky
+// (blocked_cholesky.h: register tiles for AVX-512, AVX2 + FMA or generic x86-64, chosen by
+// the CPU), as dense_schur factors its reduced camera system. O(n³) per solve and 8·n²
+// bytes of memory, but no sparse bookkeeping: the fastest choice for small problems (the
+// automatic choice takes it up to kAutoDenseMax scalars) and the reference the sparse
+// solvers are tested against. (It was Eigen's LLT, compiled for generic x86-64 and asking
+// the CPU its cache sizes, a CPUID trap each under a hypervisor, on its first blocked call.)
 //
-// Analysis (constructor): allocates the dense buffer once. solve(): writes the upper
-// triangle of A + diag(shift) into it, factors in place (Eigen::LLT on the upper
-// triangle), and solves. A pivot <= 0 means not positive definite: ok = false.
+// Analysis (constructor): allocates the buffer once, dim() rounded up to
+// kBlockedCholeskyPad with an identity block in the padding. solve(): writes the upper
+// triangle of A + diag(shift) into it row-major (the layout blocked_cholesky reads), factors
+// in place and solves. A pivot that is not > 0 (NaN included) means not positive definite:
+// ok = false.
 #pragma once
 
-#include <Eigen/Core>
+#include <vector>
 
 #include "lsjit/runtime/linear/linear_solver.h"
 
@@ -27,7 +32,9 @@ class DenseCholesky final : public LinearSolver {
                                    const LinearSolverOptions& options) override;
 
  private:
-  Eigen::MatrixXd factor_;  // upper triangle: A + diag(shift), then its Cholesky factor
+  int64_t padded_ = 0;         // dim() rounded up to kBlockedCholeskyPad
+  std::vector<double> a_;      // padded_ x padded_: A + diag(shift), then its factor
+  std::vector<double> x_;      // the padded right-hand side and solution
 };
 
 }  // namespace lsjit::linear
