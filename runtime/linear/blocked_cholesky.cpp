@@ -1,5 +1,6 @@
 #include "lsjit/runtime/linear/blocked_cholesky.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "lsjit/runtime/linear/vector_loops.h"
@@ -150,6 +151,14 @@ int64_t blocked_cholesky(double* a, int64_t n, bool host_isa) {
 #endif
   (void)host_isa;
   return factor_generic(a, n);
+}
+
+void blocked_cholesky_solve_padded(const double* a, int64_t padded, int64_t n, const double* b,
+                                   double* x, double* scratch) {
+  std::copy(b, b + n, scratch);
+  std::fill(scratch + n, scratch + padded, 0.0);
+  blocked_cholesky_solve(a, padded, scratch);
+  std::copy(scratch, scratch + n, x);
 }
 
 void blocked_cholesky_solve(const double* a, int64_t n, double* x, bool host_isa) {

@@ -27,4 +27,15 @@ int64_t blocked_cholesky(double* a, int64_t n, bool host_isa = true);
 // x ← (L Lᵀ)⁻¹ x for the factor blocked_cholesky left in a (n as there). host_isa as above.
 void blocked_cholesky_solve(const double* a, int64_t n, double* x, bool host_isa = true);
 
+// n rounded up to a multiple of kBlockedCholeskyPad: the size a caller pads its matrix to.
+inline int64_t blocked_cholesky_padded(int64_t n) {
+  return (n + kBlockedCholeskyPad - 1) / kBlockedCholeskyPad * kBlockedCholeskyPad;
+}
+
+// x (n) ← (L Lᵀ)⁻¹ b (n) for the factor blocked_cholesky left in a matrix padded to `padded`
+// (n <= padded, the padding an identity block), through `scratch` (padded entries). b and x
+// may be the same array.
+void blocked_cholesky_solve_padded(const double* a, int64_t padded, int64_t n, const double* b,
+                                   double* x, double* scratch);
+
 }  // namespace lsjit::linear

@@ -9,7 +9,7 @@ namespace lsjit::linear {
 DenseCholesky::DenseCholesky(std::shared_ptr<const BlockPattern> pattern)
     : LinearSolver(std::move(pattern)) {
   const int64_t n = pattern_->dim();
-  padded_ = (n + kBlockedCholeskyPad - 1) / kBlockedCholeskyPad * kBlockedCholeskyPad;
+  padded_ = blocked_cholesky_padded(n);
   a_.assign(static_cast<size_t>(padded_ * padded_), 0.0);
   x_.assign(static_cast<size_t>(padded_), 0.0);
   analyses_ = 1;
@@ -51,10 +51,7 @@ LinearSolveSummary DenseCholesky::solve_checked(const BlockSparseSymmetric& A,
     summary.message = "the matrix is not positive definite (dense Cholesky found a pivot <= 0)";
     return summary;
   }
-  std::copy(b, b + n, x_.begin());
-  std::fill(x_.begin() + n, x_.end(), 0.0);
-  blocked_cholesky_solve(a, m, x_.data());
-  std::copy(x_.begin(), x_.begin() + n, x);
+  blocked_cholesky_solve_padded(a, m, n, b, x, x_.data());
   summary.ok = summary.converged = true;
   return summary;
 }

@@ -1,7 +1,5 @@
 #include "lsjit/runtime/linear/schur_dense.h"
 
-#include <algorithm>
-
 #include "lsjit/runtime/linear/blocked_cholesky.h"
 #include "lsjit/runtime/linear/schur_kernels.h"
 
@@ -10,7 +8,7 @@ namespace lsjit::linear {
 DenseSchur::DenseSchur(std::shared_ptr<const BlockPattern> pattern, int first_eliminated_block)
     : SchurSolver(std::move(pattern), first_eliminated_block), pairs_(structure_) {
   const int64_t n = structure_.camera_dim();
-  padded_ = (n + kBlockedCholeskyPad - 1) / kBlockedCholeskyPad * kBlockedCholeskyPad;
+  padded_ = blocked_cholesky_padded(n);
   S_.assign(static_cast<size_t>(padded_ * padded_), 0.0);
   for (int64_t i = n; i < padded_; ++i) S_[static_cast<size_t>(i * padded_ + i)] = 1.0;
   x_.assign(static_cast<size_t>(padded_), 0.0);
@@ -50,10 +48,7 @@ LinearSolveSummary DenseSchur::solve_reduced(const BlockSparseSymmetric& A, cons
         "pivot <= 0)";
     return summary;
   }
-  std::copy(r, r + n, x_.begin());
-  std::fill(x_.begin() + n, x_.end(), 0.0);
-  blocked_cholesky_solve(S_.data(), padded_, x_.data());
-  std::copy(x_.begin(), x_.begin() + n, x_A);
+  blocked_cholesky_solve_padded(S_.data(), padded_, n, r, x_A, x_.data());
   summary.ok = summary.converged = true;
   return summary;
 }
