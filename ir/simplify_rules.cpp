@@ -280,9 +280,7 @@ std::span<const RewriteRule> rewrite_rules() { return kRules; }
 
 NodeId rewrite(GraphBuilder& builder, const Node& candidate, uint32_t allowed) {
   for (const CompiledRule& rule : rules_by_op()[static_cast<size_t>(candidate.op)]) {
-    if ((rule.assumptions & ~allowed) != 0 || rule.pattern.int_attr != candidate.int_attr ||
-        !may_match(builder, rule.pattern, candidate))
-      continue;
+    if ((rule.assumptions & ~allowed) != 0 || !may_match(builder, rule.pattern, candidate)) continue;
     Bindings bound;
     bound.fill(kNoNode);
     if (match_apply(builder, rule.pattern, candidate, bound))
