@@ -266,12 +266,8 @@ double parse_number(std::string_view token, std::string_view source, size_t line
 
 int64_t parse_integer(std::string_view token, std::string_view source, size_t line,
                       std::string_view what) {
-  const std::string_view digits = without_plus(token);
-  int64_t value = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc() || end != digits.data() + digits.size())
-    fail(source, line, std::string(what) + " is '" + printable(token) + "': expected an integer");
-  return value;
+  if (const std::optional<int64_t> value = try_parse_integer(token)) return *value;
+  fail(source, line, std::string(what) + " is '" + printable(token) + "': expected an integer");
 }
 
 }  // namespace lsjit::io::detail
