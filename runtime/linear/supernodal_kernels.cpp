@@ -550,11 +550,20 @@ void below_multiply_transposed(const T* panel, int64_t n, int64_t m, int64_t ld,
 // them was 2-3% slower.
 constexpr int64_t kVectorDiagonalColumns = 24;
 
+// The small blocks' loops are latency chains (each y[c] waits on the one solved before it),
+// so what sits on the chain is kept short: the diagonal's reciprocals are taken first, off
+// the chain (a multiply on it instead of a division), and the transposed solve adds the
+// terms of y[c]'s sum in the order their y[r] became final, the one solved last added last,
+// so that all but one of its fused multiply-adds run while y[c + 1] is still being solved.
+// On intel (582 supernodes of 3-15 columns) the two made a factor-and-solve ~10% faster.
+
 template <class T>
 void diagonal_solve(const T* panel, int64_t n, int64_t ld, T* y) {
   if (n >= kVectorDiagonalColumns) return host_kernels<T>().solve_diagonal(panel, n, ld, y);
+  T inverse[kVectorDiagonalColumns];
+  for (int64_t c = 0; c < n; ++c) inverse[c] = T{1} / panel[c * ld + c];
   for (int64_t c = 0; c < n; ++c) {
-    y[c] /= panel[c * ld + c];
+    y[c] *= inverse[c];
     for (int64_t r = c + 1; r < n; ++r) y[r] -= panel[c * ld + r] * y[c];
   }
 }
@@ -562,10 +571,12 @@ void diagonal_solve(const T* panel, int64_t n, int64_t ld, T* y) {
 template <class T>
 void diagonal_solve_transposed(const T* panel, int64_t n, int64_t ld, T* y) {
   if (n >= kVectorDiagonalColumns) return host_kernels<T>().solve_diagonal_transposed(panel, n, ld, y);
+  T inverse[kVectorDiagonalColumns];
+  for (int64_t c = 0; c < n; ++c) inverse[c] = T{1} / panel[c * ld + c];
   for (int64_t c = n - 1; c >= 0; --c) {
     T sum = y[c];
-    for (int64_t r = c + 1; r < n; ++r) sum -= panel[c * ld + r] * y[r];
-    y[c] = sum / panel[c * ld + c];
+    for (int64_t r = n - 1; r > c; --r) sum -= panel[c * ld + r] * y[r];
+    y[c] = sum * inverse[c];
   }
 }
 

@@ -2,8 +2,8 @@
 """Two or more builds' warm solves alternated (A B B A ...), for changes smaller than the
 host's noise between runs: per pair, each build's benchmark child solves once on one shared,
 warm kernel cache directory. Prints, per build, the medians and quartiles of the solver's
-total time, the start to the first iteration, the evaluation time, analyze() and its kernel
-lookups (from the disk cache), in ms.
+total time, the start to the first iteration, the evaluation time, the linear solver, the
+solve's set-up, analyze() and its kernel lookups (from the disk cache), in ms.
 
 The children are the benchmarks' own (lsjit_bench_pose_graph and lsjit_bench_bal --child
 lsjit, Ladybug-49 with dense_schur to Ceres' final cost), run with OMP_THREAD_LIMIT=1
@@ -19,7 +19,8 @@ import bench_children
 
 # (field, decimals, column): the kernel loads are a fraction of a millisecond.
 COLUMNS = (("total_s", 1, "total"), ("to_first_iteration_s", 1, "to the first iteration"),
-           ("jacobian_s", 1, "evaluations"), ("analyze_s", 2, "analyze"),
+           ("jacobian_s", 1, "evaluations"), ("linear_solver_s", 2, "linear solver"),
+           ("setup_s", 2, "solve set-up"), ("analyze_s", 2, "analyze"),
            ("compile_s", 2, "of which kernels (disk loads)"))
 KEYS = tuple(c[0] for c in COLUMNS)
 
