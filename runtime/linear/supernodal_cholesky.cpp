@@ -24,13 +24,20 @@ int block_of(const BlockPattern& p, int64_t r) {
   return i;
 }
 
+// The blocks' common size, or 0 when they differ.
+int uniform_block_size(const BlockPattern& p) {
+  for (int i = 1; i < p.num_blocks(); ++i)
+    if (p.block_size(i) != p.block_size(0)) return 0;
+  return p.num_blocks() > 0 ? p.block_size(0) : 0;
+}
+
 }  // namespace
 
 SupernodalCholesky::SupernodalCholesky(std::shared_ptr<const BlockPattern> pattern,
                                        SupernodalOrdering ordering)
     : LinearSolver(std::move(pattern)),
       shared_analysis_(std::make_shared<const SupernodalAnalysis>(analyze_supernodal(*pattern_, ordering))),
-      analysis_(*shared_analysis_) {
+      analysis_(*shared_analysis_), uniform_block_size_(uniform_block_size(*pattern_)) {
   make_split();
 }
 
@@ -44,7 +51,7 @@ std::shared_ptr<const SupernodalAnalysis> not_null(std::shared_ptr<const Superno
 SupernodalCholesky::SupernodalCholesky(std::shared_ptr<const BlockPattern> pattern,
                                        std::shared_ptr<const SupernodalAnalysis> analysis)
     : LinearSolver(std::move(pattern)), shared_analysis_(not_null(std::move(analysis))),
-      analysis_(*shared_analysis_) {
+      analysis_(*shared_analysis_), uniform_block_size_(uniform_block_size(*pattern_)) {
   if (analysis_.scalar_perm.size() != static_cast<size_t>(pattern_->dim()) ||
       analysis_.block_target.size() != static_cast<size_t>(pattern_->num_stored_blocks()))
     throw Error("SupernodalCholesky: the analysis given is not one of this pattern (" +
@@ -87,6 +94,42 @@ void SupernodalCholesky::allocate() {
   if (split_) f.private_top.assign(split_->private_size, T{0});
 }
 
+namespace {
+
+// Copies A's blocks (and shift) into the zeroed panels; B is every block's size when it is
+// known at compile time (0: each block's own).
+template <class T, int B>
+void scatter_blocks(const BlockPattern& p, const SupernodalAnalysis& a, const double* values,
+                    const double* shift, T* panels) {
+  for (int i = 0; i < p.num_blocks(); ++i) {
+    const int ri = B > 0 ? B : p.block_size(i);
+    for (int64_t k = p.row_begin(i); k < p.row_end(i); ++k) {
+      const int cj = B > 0 ? B : p.block_size(p.col(k));
+      const double* block = values + p.offset(k);
+      const SupernodalAnalysis::BlockTarget& t = a.block_target[k];
+      T* dst = panels + t.offset;
+      if (t.placement == SupernodalAnalysis::Placement::Diagonal) {  // upper (a <= b) → L's lower (b, a)
+        for (int r = 0; r < ri; ++r)
+          for (int c = r; c < cj; ++c) dst[r * t.ld + c] = static_cast<T>(block[r * cj + c]);
+        if (shift != nullptr)  // added in double, then rounded once
+          for (int r = 0; r < ri; ++r)
+            dst[r * t.ld + r] = static_cast<T>(block[r * cj + r] + shift[p.scalar_offset(i) + r]);
+        continue;
+      }
+      // Direct: block (r, c) to dst[r * ld + c]; transposed: to dst[c * ld + r].
+      const bool direct = t.placement == SupernodalAnalysis::Placement::Direct;
+      const int64_t row_step = direct ? t.ld : 1, column_step = direct ? 1 : t.ld;
+      for (int r = 0; r < ri; ++r)
+        for (int c = 0; c < cj; ++c) dst[r * row_step + c * column_step] = static_cast<T>(block[r * cj + c]);
+    }
+  }
+}
+
+}  // namespace
+
+// Pose graphs' blocks are all 3 x 3 (SE2) or 6 x 6 (SE3): with the size a constant, each
+// block's copy is unrolled in full (intel: 4,240 blocks, the scatter 13% of a
+// factor-and-solve, most of it the loops' control).
 template <class T>
 void SupernodalCholesky::scatter(const BlockSparseSymmetric& A, const double* shift) {
   const BlockPattern& p = *pattern_;
@@ -94,31 +137,10 @@ void SupernodalCholesky::scatter(const BlockSparseSymmetric& A, const double* sh
   Factor<T>& f = factor_of<T>();
   T* panels = f.panels.data();
   std::fill(f.panels.begin(), f.panels.end(), T{0});
-  for (int i = 0; i < p.num_blocks(); ++i) {
-    const int ri = p.block_size(i);
-    for (int64_t k = p.row_begin(i); k < p.row_end(i); ++k) {
-      const int cj = p.block_size(p.col(k));
-      const double* block = values + p.offset(k);
-      const SupernodalAnalysis::BlockTarget& t = analysis_.block_target[k];
-      T* dst = panels + t.offset;
-      switch (t.placement) {
-        case SupernodalAnalysis::Placement::Diagonal:  // upper (a <= b) → L's lower (b, a)
-          for (int a = 0; a < ri; ++a)
-            for (int b = a; b < cj; ++b) dst[a * t.ld + b] = static_cast<T>(block[a * cj + b]);
-          if (shift != nullptr)  // added in double, then rounded once
-            for (int a = 0; a < ri; ++a)
-              dst[a * t.ld + a] = static_cast<T>(block[a * cj + a] + shift[p.scalar_offset(i) + a]);
-          break;
-        case SupernodalAnalysis::Placement::Direct:
-          for (int a = 0; a < ri; ++a)
-            for (int b = 0; b < cj; ++b) dst[a * t.ld + b] = static_cast<T>(block[a * cj + b]);
-          break;
-        case SupernodalAnalysis::Placement::Transposed:
-          for (int a = 0; a < ri; ++a)
-            for (int b = 0; b < cj; ++b) dst[b * t.ld + a] = static_cast<T>(block[a * cj + b]);
-          break;
-      }
-    }
+  switch (uniform_block_size_) {
+    case 3: return scatter_blocks<T, 3>(p, analysis_, values, shift, panels);
+    case 6: return scatter_blocks<T, 6>(p, analysis_, values, shift, panels);
+    default: return scatter_blocks<T, 0>(p, analysis_, values, shift, panels);
   }
 }
 

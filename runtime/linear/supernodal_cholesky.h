@@ -159,6 +159,7 @@ class SupernodalCholesky final : public LinearSolver {
 
   std::shared_ptr<const SupernodalAnalysis> shared_analysis_;  // never null
   const SupernodalAnalysis& analysis_;  // *shared_analysis_
+  const int uniform_block_size_;  // every block's size, or 0 when they differ (scatter)
   Factor<double> double_;
   Factor<float> single_;
   std::vector<double> residual_, correction_;  // dim(): the refinement's r and L⁻ᵀL⁻¹r

@@ -98,6 +98,25 @@ TEST_CASE("linear supernodal: agrees with dense LLT on random block-sparse matri
   }
 }
 
+TEST_CASE("linear supernodal: patterns of one block size (pose graphs) agree with dense LLT") {
+  // All blocks 3 x 3 or 6 x 6: the scatter copies them in loops of that size, unrolled
+  // (supernodal_cholesky.cpp); the same structures with a block of another size take the
+  // general loop.
+  uint64_t seed = 40;
+  for (int size : {3, 6}) {
+    for (bool uniform : {true, false}) {
+      CAPTURE(size);
+      CAPTURE(uniform);
+      std::mt19937_64 rng(seed++);
+      lsjit::testing::RandomBlockStructure structure = random_block_structure(rng, 70, 1, 1.5);
+      std::fill(structure.block_sizes.begin(), structure.block_sizes.end(), size);
+      if (!uniform) structure.block_sizes[35] = size - 1;
+      for (int i = 0; i < 70; ++i) structure.residuals[i].rows = structure.block_sizes[i];  // full-rank priors
+      check_structure(structure, seed++);
+    }
+  }
+}
+
 TEST_CASE("linear supernodal: large supernodes (BLAS kernels) agree with dense LLT") {
   // Many couplings among few large blocks: the fill makes supernodes past the size at which
   // the kernels switch from our loops to OpenBLAS.
