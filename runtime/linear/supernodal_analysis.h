@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "lsjit/runtime/huge_page_allocator.h"
 #include "lsjit/runtime/linear/block_sparse.h"
 
 namespace lsjit::linear {
@@ -49,14 +50,14 @@ struct SupernodalAnalysis {
   // Permutations. block_perm[k] is A's block at permuted position k; block_position is its
   // inverse. scalar_perm[k] is A's scalar row at permuted scalar row k.
   std::vector<int> block_perm, block_position;
-  std::vector<int64_t> scalar_perm;
+  detail::BigVector<int64_t> scalar_perm;
   std::vector<int64_t> permuted_offset;  // permuted block k starts at scalar row permuted_offset[k]
 
   // Supernodes, in postorder (children before parents). Supernode s owns the permuted
   // scalar columns [column_begin[s], column_begin[s + 1]).
   std::vector<int64_t> column_begin;   // num_supernodes + 1
   std::vector<int64_t> row_begin;      // num_supernodes + 1, into row_index
-  std::vector<int64_t> row_index;      // permuted scalar rows of each panel (see above)
+  detail::BigVector<int64_t> row_index;  // permuted scalar rows of each panel (see above)
   std::vector<int64_t> panel_offset;   // num_supernodes + 1, into the arena; last = its size
   std::vector<int> supernode_of_block;  // permuted block -> supernode
 
@@ -70,7 +71,7 @@ struct SupernodalAnalysis {
     int64_t ld;
     Placement placement;
   };
-  std::vector<BlockTarget> block_target;
+  detail::BigVector<BlockTarget> block_target;
 
   // The update of supernode s (its below rows' L_b L_bᵀ, computed into a dense
   // below x below workspace, lower triangle) goes into the ancestors listed in
@@ -88,8 +89,8 @@ struct SupernodalAnalysis {
     int64_t run_begin, run_end;  // into runs
   };
   std::vector<int64_t> update_begin;  // num_supernodes + 1
-  std::vector<Update> updates;
-  std::vector<RowRun> runs;
+  detail::BigVector<Update> updates;
+  detail::BigVector<RowRun> runs;
 
   int64_t max_below_rows = 0;  // the update workspace is max_below_rows² doubles
   int64_t max_rows = 0;        // the largest panel's row count (solve workspace)

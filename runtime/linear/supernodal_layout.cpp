@@ -154,6 +154,10 @@ void Layout::add_runs(int sn, int t, int64_t e, int64_t group_end, int64_t row) 
 // update of t covers the workspace rows from t's first block down.
 void Layout::list_updates() {
   a_.update_begin.assign(1, 0);
+  // Every update and every run holds at least one block below a supernode.
+  const size_t blocks_below = rows_.blocks.size() - static_cast<size_t>(p_.num_blocks());
+  a_.updates.reserve(blocks_below);
+  a_.runs.reserve(blocks_below);
   for (int sn = 0; sn < num_supernodes_; ++sn) {
     const int64_t below_end = rows_.begin[sn + 1];
     int64_t source = 0;  // workspace row of block e
