@@ -108,7 +108,7 @@ void scatter_blocks(const BlockPattern& p, const SupernodalAnalysis& a, const do
       const double* block = values + p.offset(k);
       const SupernodalAnalysis::BlockTarget& t = a.block_target[k];
       T* dst = panels + t.offset;
-      if (t.placement == SupernodalAnalysis::Placement::Diagonal) {  // upper (a <= b) → L's lower (b, a)
+      if (t.placement == SupernodalAnalysis::Placement::Diagonal) {  // upper (r <= c) → L's lower (c, r)
         for (int r = 0; r < ri; ++r)
           for (int c = r; c < cj; ++c) dst[r * t.ld + c] = static_cast<T>(block[r * cj + c]);
         if (shift != nullptr)  // added in double, then rounded once
