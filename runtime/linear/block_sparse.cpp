@@ -86,6 +86,13 @@ BlockPattern::BlockPattern(std::vector<int> block_sizes, std::span<const std::pa
   offsets_.push_back(offset);
 }
 
+int BlockPattern::uniform_block_size(int begin, int end) const {
+  if (begin == end) return 0;
+  for (int i = begin + 1; i < end; ++i)
+    if (block_sizes_[i] != block_sizes_[begin]) return 0;
+  return block_sizes_[begin];
+}
+
 int64_t BlockPattern::find_index(int i, int j) const {
   if (i < 0 || j >= num_blocks() || i > j) return -1;
   const auto first = cols_.begin() + row_begins_[i], last = cols_.begin() + row_begins_[i + 1];

@@ -58,6 +58,9 @@ class BlockPattern {
   int64_t dim() const { return scalar_offsets_.back(); }  // scalar rows (= columns)
   int block_size(int block) const { return block_sizes_[block]; }
   int64_t scalar_offset(int block) const { return scalar_offsets_[block]; }
+  // The size all blocks [begin, end) share, or 0 when they differ or the range is empty:
+  // what solvers compile their fixed-size loops for (pose graphs: all 3 or all 6).
+  int uniform_block_size(int begin, int end) const;
 
   // Block-row CSR. Stored blocks k of block row i: row_begin(i) <= k < row_end(i), the
   // first being the diagonal block (col(row_begin(i)) == i), then increasing col(k).

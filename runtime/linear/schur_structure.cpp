@@ -21,15 +21,6 @@ std::optional<int> eliminable_suffix(const BlockPattern& pattern) {
 
 namespace {
 
-// The common block size of blocks [begin, end), or 0 when they differ or there are none.
-int uniform_size(const BlockPattern& p, int begin, int end) {
-  if (begin == end) return 0;
-  const int size = p.block_size(begin);
-  for (int i = begin + 1; i < end; ++i)
-    if (p.block_size(i) != size) return 0;
-  return size;
-}
-
 // Prefix sums of size² over blocks [begin, end).
 detail::BigVector<int64_t> square_offsets(const BlockPattern& p, int begin, int end) {
   detail::BigVector<int64_t> offsets{0};
@@ -54,8 +45,8 @@ SchurStructure::SchurStructure(std::shared_ptr<const BlockPattern> pattern,
                   std::to_string(p.col(p.row_begin(q) + 1)) +
                   " are coupled (a cost involves both); blocks from first_eliminated_block = " +
                   std::to_string(e) + " on must be coupled only to blocks before it");
-  uniform_camera_size_ = uniform_size(p, 0, e);
-  uniform_point_size_ = uniform_size(p, e, n);
+  uniform_camera_size_ = p.uniform_block_size(0, e);
+  uniform_point_size_ = p.uniform_block_size(e, n);
   point_square_ = square_offsets(p, e, n);
   camera_square_ = square_offsets(p, 0, e);
 

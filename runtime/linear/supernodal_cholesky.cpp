@@ -24,20 +24,14 @@ int block_of(const BlockPattern& p, int64_t r) {
   return i;
 }
 
-// The blocks' common size, or 0 when they differ.
-int uniform_block_size(const BlockPattern& p) {
-  for (int i = 1; i < p.num_blocks(); ++i)
-    if (p.block_size(i) != p.block_size(0)) return 0;
-  return p.num_blocks() > 0 ? p.block_size(0) : 0;
-}
-
 }  // namespace
 
 SupernodalCholesky::SupernodalCholesky(std::shared_ptr<const BlockPattern> pattern,
                                        SupernodalOrdering ordering)
     : LinearSolver(std::move(pattern)),
       shared_analysis_(std::make_shared<const SupernodalAnalysis>(analyze_supernodal(*pattern_, ordering))),
-      analysis_(*shared_analysis_), uniform_block_size_(uniform_block_size(*pattern_)) {
+      analysis_(*shared_analysis_),
+      uniform_block_size_(pattern_->uniform_block_size(0, pattern_->num_blocks())) {
   make_split();
 }
 
@@ -51,7 +45,8 @@ std::shared_ptr<const SupernodalAnalysis> not_null(std::shared_ptr<const Superno
 SupernodalCholesky::SupernodalCholesky(std::shared_ptr<const BlockPattern> pattern,
                                        std::shared_ptr<const SupernodalAnalysis> analysis)
     : LinearSolver(std::move(pattern)), shared_analysis_(not_null(std::move(analysis))),
-      analysis_(*shared_analysis_), uniform_block_size_(uniform_block_size(*pattern_)) {
+      analysis_(*shared_analysis_),
+      uniform_block_size_(pattern_->uniform_block_size(0, pattern_->num_blocks())) {
   if (analysis_.scalar_perm.size() != static_cast<size_t>(pattern_->dim()) ||
       analysis_.block_target.size() != static_cast<size_t>(pattern_->num_stored_blocks()))
     throw Error("SupernodalCholesky: the analysis given is not one of this pattern (" +

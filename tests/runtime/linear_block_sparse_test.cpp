@@ -217,3 +217,13 @@ TEST_CASE("linear BlockSparseSymmetric: copies share the pattern and own their v
   A.set_zero();
   for (double v : A.values()) CHECK(v == 0);
 }
+
+TEST_CASE("linear BlockPattern: uniform_block_size is the size a range of blocks shares, else 0") {
+  const BlockPattern p({6, 6, 6, 3, 3}, {{0, 3}, {1, 4}});
+  CHECK(p.uniform_block_size(0, 3) == 6);
+  CHECK(p.uniform_block_size(3, 5) == 3);
+  CHECK(p.uniform_block_size(1, 2) == 6);
+  CHECK(p.uniform_block_size(0, 5) == 0);
+  CHECK(p.uniform_block_size(2, 4) == 0);
+  CHECK(p.uniform_block_size(2, 2) == 0);  // empty
+}
