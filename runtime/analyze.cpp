@@ -19,6 +19,7 @@
 #include <mutex>
 #include <numeric>
 #include <set>
+#include <utility>
 
 #include "lsjit/compiler/kernel_cache.h"
 #include "lsjit/ir/augmented_lagrangian.h"
@@ -202,8 +203,17 @@ std::string schur_type(const std::vector<detail::TypeTable>& types,
 
 Problem::Problem() = default;
 Problem::~Problem() = default;
-Problem::Problem(Problem&&) noexcept = default;
-Problem& Problem::operator=(Problem&&) noexcept = default;
+// A moved-from Problem is an empty one, as a moved-from std::vector is: its instance
+// count goes with its groups, so it never reports instances it no longer holds.
+Problem::Problem(Problem&& other) noexcept { *this = std::move(other); }
+Problem& Problem::operator=(Problem&& other) noexcept {
+  if (this == &other) return *this;
+  groups_ = std::exchange(other.groups_, {});
+  by_identity_ = std::exchange(other.by_identity_, {});
+  constant_ = std::exchange(other.constant_, {});
+  instances_ = std::exchange(other.instances_, 0);
+  return *this;
+}
 
 AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
   const auto start = Clock::now();

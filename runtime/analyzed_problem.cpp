@@ -140,9 +140,16 @@ void ProblemLayout::give_back(linear::LinearSolverType type,
 AnalyzedProblem::AnalyzedProblem(std::shared_ptr<const detail::ProblemLayout> layout)
     : layout_(std::move(layout)) {}
 
+const detail::ProblemLayout& AnalyzedProblem::layout() const {
+  if (!layout_)
+    throw Error("lsjit::AnalyzedProblem: this object was moved from; use the AnalyzedProblem it was moved to, "
+                "or analyze() the Problem again");
+  return *layout_;
+}
+
 SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& options) const {
   const auto start = Clock::now();
-  const detail::ProblemLayout& L = *layout_;
+  const detail::ProblemLayout& L = layout();
   SolveResult result{initial, {}};
   SolveSummary& s = result.summary;
   s.trace_s = L.trace_s;
@@ -230,18 +237,18 @@ SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& o
 
 double AnalyzedProblem::cost(const Values& values, int num_threads) const {
   std::vector<std::vector<double>> state;
-  if (std::string missing = load_state(*layout_, values, state); !missing.empty())
+  if (std::string missing = load_state(layout(), values, state); !missing.empty())
     throw Error("lsjit::AnalyzedProblem::cost: " + missing);
   check_threads(num_threads, "lsjit::AnalyzedProblem::cost");
   detail::ThreadPool pool(num_threads);
-  detail::Evaluator evaluator(*layout_, pool);
+  detail::Evaluator evaluator(layout(), pool);
   return evaluator.objective(state);
 }
 
 std::vector<AnalyzedProblem::FreeVariable> AnalyzedProblem::free_variables() const {
   std::vector<FreeVariable> out;
-  for (const detail::FreeVariable& f : layout_->free) {
-    const detail::TypeTable& t = layout_->types[f.type];
+  for (const detail::FreeVariable& f : layout().free) {
+    const detail::TypeTable& t = layout().types[f.type];
     out.push_back({t.type->name, t.ids[f.row], static_cast<size_t>(f.offset), f.tangent});
   }
   return out;
@@ -250,14 +257,14 @@ std::vector<AnalyzedProblem::FreeVariable> AnalyzedProblem::free_variables() con
 AnalyzedProblem::Evaluation AnalyzedProblem::evaluate(const Values& values, bool gauss_newton,
                                                        int num_threads) const {
   std::vector<std::vector<double>> state;
-  if (std::string missing = load_state(*layout_, values, state); !missing.empty())
+  if (std::string missing = load_state(layout(), values, state); !missing.empty())
     throw Error("lsjit::AnalyzedProblem::evaluate: " + missing);
   check_threads(num_threads, "lsjit::AnalyzedProblem::evaluate");
   detail::ThreadPool pool(num_threads);
-  detail::Evaluator evaluator(*layout_, pool);
+  detail::Evaluator evaluator(layout(), pool);
   Evaluation e;
-  e.gradient.resize(layout_->tangent_dim);
-  auto H = linear::BlockSparseSymmetric::uninitialized(layout_->pattern);  // all written below
+  e.gradient.resize(layout().tangent_dim);
+  auto H = linear::BlockSparseSymmetric::uninitialized(layout().pattern);  // all written below
   e.cost = evaluator.normal_equations(state, e.gradient.data(), H);
   if (gauss_newton) e.gauss_newton = H.to_dense();
   return e;
@@ -266,13 +273,13 @@ AnalyzedProblem::Evaluation AnalyzedProblem::evaluate(const Values& values, bool
 linear::BlockSparseSymmetric AnalyzedProblem::gauss_newton_matrix(const Values& values, double* gradient,
                                                                   double* cost, int num_threads) const {
   std::vector<std::vector<double>> state;
-  if (std::string missing = load_state(*layout_, values, state); !missing.empty())
+  if (std::string missing = load_state(layout(), values, state); !missing.empty())
     throw Error("lsjit::AnalyzedProblem::gauss_newton_matrix: " + missing);
   check_threads(num_threads, "lsjit::AnalyzedProblem::gauss_newton_matrix");
   detail::ThreadPool pool(num_threads);
-  detail::Evaluator evaluator(*layout_, pool);
-  auto H = linear::BlockSparseSymmetric::uninitialized(layout_->pattern);  // all written below
-  std::vector<double> g(static_cast<size_t>(layout_->tangent_dim));
+  detail::Evaluator evaluator(layout(), pool);
+  auto H = linear::BlockSparseSymmetric::uninitialized(layout().pattern);  // all written below
+  std::vector<double> g(static_cast<size_t>(layout().tangent_dim));
   const double c = evaluator.normal_equations(state, g.data(), H);
   if (gradient) std::copy(g.begin(), g.end(), gradient);
   if (cost) *cost = c;
@@ -281,7 +288,7 @@ linear::BlockSparseSymmetric AnalyzedProblem::gauss_newton_matrix(const Values& 
 
 std::vector<AnalyzedProblem::GroupInfo> AnalyzedProblem::groups() const {
   std::vector<GroupInfo> out;
-  for (const auto& g : layout_->groups) {
+  for (const auto& g : layout().groups) {
     GroupInfo info{g.name, static_cast<size_t>(g.instances), g.residual_dim, g.residual->key.id(),
                    g.normal->key.id(), {}, {}};
     for (const ir::VarSlot& v : g.traced.signature.vars) info.var_names.push_back(v.name);
@@ -293,11 +300,11 @@ std::vector<AnalyzedProblem::GroupInfo> AnalyzedProblem::groups() const {
 
 size_t AnalyzedProblem::num_instances() const {
   size_t n = 0;
-  for (const auto& g : layout_->groups) n += static_cast<size_t>(g.instances);
+  for (const auto& g : layout().groups) n += static_cast<size_t>(g.instances);
   return n;
 }
-size_t AnalyzedProblem::tangent_dim() const { return static_cast<size_t>(layout_->tangent_dim); }
-double AnalyzedProblem::trace_s() const { return layout_->trace_s; }
-double AnalyzedProblem::compile_s() const { return layout_->compile_s; }
+size_t AnalyzedProblem::tangent_dim() const { return static_cast<size_t>(layout().tangent_dim); }
+double AnalyzedProblem::trace_s() const { return layout().trace_s; }
+double AnalyzedProblem::compile_s() const { return layout().compile_s; }
 
 }  // namespace lsjit

@@ -120,6 +120,9 @@ class AnalyzedProblem {
  private:
   friend class Problem;
   explicit AnalyzedProblem(std::shared_ptr<const detail::ProblemLayout> layout);
+  // The analysis; throws lsjit::Error when this object was moved from (its layout_ is then
+  // null): every public method goes through it, so a moved-from object throws, never crashes.
+  const detail::ProblemLayout& layout() const;
   std::shared_ptr<const detail::ProblemLayout> layout_;
 };
 

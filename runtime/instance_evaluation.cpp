@@ -246,15 +246,15 @@ void difference_jacobians(const detail::ProblemLayout& L, const detail::KernelGr
 
 std::vector<CostInstance> AnalyzedProblem::all_instances() const {
   std::vector<CostInstance> out;
-  for (size_t g = 0; g < layout_->groups.size(); ++g)
-    for (int64_t i = 0; i < layout_->groups[g].instances; ++i) out.push_back({g, static_cast<size_t>(i)});
+  for (size_t g = 0; g < layout().groups.size(); ++g)
+    for (int64_t i = 0; i < layout().groups[g].instances; ++i) out.push_back({g, static_cast<size_t>(i)});
   return out;
 }
 
 std::vector<InstanceEvaluation> AnalyzedProblem::evaluate_instances(const Values& values,
                                                                     const std::vector<CostInstance>& which,
                                                                     bool jacobians) const {
-  const detail::ProblemLayout& L = *layout_;
+  const detail::ProblemLayout& L = layout();
   const std::string function = "lsjit::AnalyzedProblem::evaluate_instances";
   check_selection(L, which, function);
   std::vector<InstanceEvaluation> out(which.size());
@@ -278,7 +278,7 @@ std::vector<InstanceEvaluation> AnalyzedProblem::evaluate_instances(const Values
 
 std::vector<InstanceEvaluation> AnalyzedProblem::finite_difference_jacobians(
     const Values& values, const std::vector<CostInstance>& which, double relative_step) const {
-  const detail::ProblemLayout& L = *layout_;
+  const detail::ProblemLayout& L = layout();
   const std::string function = "lsjit::AnalyzedProblem::finite_difference_jacobians";
   if (!(relative_step > 0) || !std::isfinite(relative_step))
     throw Error(function + ": relative_step is " + number(relative_step) +

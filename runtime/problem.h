@@ -165,6 +165,7 @@ class Problem {
  public:
   Problem();
   ~Problem();
+  // A moved-from Problem is empty (no groups, no instances, no constants) and usable.
   Problem(Problem&&) noexcept;
   Problem& operator=(Problem&&) noexcept;
   Problem(const Problem&) = delete;
