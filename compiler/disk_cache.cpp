@@ -577,23 +577,14 @@ DecodeResult DiskCache::read(const Hash128& id, const AuthKey* key) const {
   return r;
 }
 
-void DiskCache::write(const DiskEntry& entry, const AuthKey& key) const {
+// Writes `bytes` to a new temporary file beside `target` and renames it over `target`.
+// Returns 0, or the errno of a failed rename (the temporary file removed); throws
+// lsjit::Error for a failure to create, write or sync the temporary file.
+int DiskCache::write_through_temporary(const fs::path& target, const std::string& id, const std::string& bytes) const {
   auto fail = [&](const std::string& what, int e) {
     throw Error("kernel cache directory '" + dir_.string() + "': " + what + ": " + errno_text(e));
   };
-  const fs::path target = entry_path(entry.key.hash);
-  struct stat st {};
-  if (::lstat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-    throw EntryBlocked("kernel cache entry '" + target.string() +
-                       "' is taken by something that is not a regular file; that kernel is not "
-                       "stored (remove it to let the cache store it)");
-  const std::string bytes = encode_entry(entry, key);
-  if (bytes.size() > kMaxEntryBytes)
-    throw EntryBlocked("kernel cache entry '" + target.string() + "' would be " + std::to_string(bytes.size()) +
-                       " bytes, more than the " + std::to_string(kMaxEntryBytes) +
-                       " an entry may have; that kernel is not stored");
   static std::atomic<uint64_t> counter{0};
-  const std::string id = entry.key.id();
   int fd = -1;
   fs::path temp;
   for (int attempt = 0; fd < 0; ++attempt) {
@@ -628,6 +619,32 @@ void DiskCache::write(const DiskEntry& entry, const AuthKey& key) const {
   if (::rename(temp.c_str(), target.c_str()) != 0) {
     const int e = errno;
     ::unlink(temp.c_str());
+    return e;
+  }
+  return 0;
+}
+
+void DiskCache::write(const DiskEntry& entry, const AuthKey& key) const {
+  auto fail = [&](const std::string& what, int e) {
+    throw Error("kernel cache directory '" + dir_.string() + "': " + what + ": " + errno_text(e));
+  };
+  const fs::path target = entry_path(entry.key.hash);
+  struct stat st {};
+  if (::lstat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+    throw EntryBlocked("kernel cache entry '" + target.string() +
+                       "' is taken by something that is not a regular file; that kernel is not "
+                       "stored (remove it to let the cache store it)");
+  const std::string bytes = encode_entry(entry, key);
+  if (bytes.size() > kMaxEntryBytes)
+    throw EntryBlocked("kernel cache entry '" + target.string() + "' would be " + std::to_string(bytes.size()) +
+                       " bytes, more than the " + std::to_string(kMaxEntryBytes) +
+                       " an entry may have; that kernel is not stored");
+  // A temporary file that someone removed before the rename (an old `lsjit cache clear`
+  // racing this writer, or a user's rm) costs one more try, not the disk for good.
+  for (int attempt = 0;; ++attempt) {
+    const int e = write_through_temporary(target, entry.key.id(), bytes);
+    if (e == 0) break;
+    if (e == ENOENT && attempt == 0) continue;
     if (e == EISDIR || e == ENOTEMPTY || e == EEXIST)  // a directory appeared in its place
       throw EntryBlocked("kernel cache entry '" + target.string() + "' cannot be replaced (" +
                          errno_text(e) + "); that kernel is not stored");
@@ -643,7 +660,12 @@ std::vector<DiskCache::FileInfo> DiskCache::list() const {
     const std::string name = it->path().filename().string();
     if (!is_entry_name(name)) continue;
     std::error_code e0, e1, e2;
-    if (!it->is_regular_file(e0) || it->is_symlink(e0)) continue;
+    const fs::file_status status = it->symlink_status(e0);
+    if (e0) continue;  // removed meanwhile
+    if (!fs::is_regular_file(status)) {
+      out.push_back({it->path(), name.substr(0, 32), 0, fs::file_time_type::clock::now(), false});
+      continue;
+    }
     const uint64_t size = it->file_size(e1);
     const auto mtime = it->last_write_time(e2);
     if (e1 || e2) continue;  // removed meanwhile
@@ -665,9 +687,9 @@ std::vector<DiskCache::FileInfo> DiskCache::find(std::string_view prefix) const 
 DiskCache::FileInfo DiskCache::find_one(std::string_view prefix) const {
   const std::string p(prefix);
   if (p.empty() || p.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
-    throw Error("'" + p + "' is not an entry id (hex digits)");
+    throw Error("'" + printable(p) + "' is not an entry id (hex digits)");
   std::vector<FileInfo> found = find(p);
-  if (found.empty()) throw Error("no entry id starts with '" + p + "' in " + dir_.string());
+  if (found.empty()) throw Error("no entry id starts with '" + p + "' in " + printable(dir_.string(), std::string::npos));
   if (found.size() > 1) {
     std::string message = "'" + p + "' names " + std::to_string(found.size()) + " entries; give more digits:";
     for (size_t i = 0; i < found.size() && i < 5; ++i) message += " " + found[i].id.substr(0, 16);
@@ -679,6 +701,7 @@ DiskCache::FileInfo DiskCache::find_one(std::string_view prefix) const {
 DiskCache::RemoveResult DiskCache::gc(uint64_t max_bytes) const {
   RemoveResult r;
   std::vector<FileInfo> files = list();
+  std::erase_if(files, [](const FileInfo& f) { return !f.regular; });  // no entries: `clear` removes them
   std::sort(files.begin(), files.end(), [](const FileInfo& a, const FileInfo& b) {
     return a.mtime != b.mtime ? a.mtime < b.mtime : a.id < b.id;
   });
@@ -697,7 +720,7 @@ DiskCache::RemoveResult DiskCache::gc(uint64_t max_bytes) const {
   }
   // Temporary files of writers that died.
   std::error_code ec;
-  const auto cutoff = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  const auto cutoff = fs::file_time_type::clock::now() - kTemporaryFileLifetime;
   for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
     if (!is_temp_name(it->path().filename().string())) continue;
     std::error_code e1, e2, e3;
@@ -714,17 +737,28 @@ DiskCache::RemoveResult DiskCache::gc(uint64_t max_bytes) const {
 DiskCache::RemoveResult DiskCache::clear() const {
   RemoveResult r;
   std::error_code ec;
+  const auto cutoff = fs::file_time_type::clock::now() - kTemporaryFileLifetime;
   std::vector<fs::path> doomed;
   for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     std::error_code e;
-    if (it->is_symlink(e) || !it->is_regular_file(e)) continue;
-    if (is_temp_name(name) || (is_entry_name(name) && starts_with_magic(it->path())))
+    const bool regular = !it->is_symlink(e) && it->is_regular_file(e);
+    // A symlink (removed, never followed), FIFO, socket or device in an entry's place; a
+    // directory there may hold a user's files and is left alone.
+    if (!regular && is_entry_name(name) && !fs::is_directory(it->symlink_status(e))) {
       doomed.push_back(it->path());
+      continue;
+    }
+    if (!regular) continue;
+    // A young temporary file belongs to a writer still at work: removing it would make
+    // that writer's rename fail.
+    const auto mtime = it->last_write_time(e);
+    if (is_temp_name(name) && !e && mtime < cutoff) doomed.push_back(it->path());
+    else if (is_entry_name(name) && starts_with_magic(it->path())) doomed.push_back(it->path());
   }
   for (const fs::path& p : doomed) {
     std::error_code e1, e2;
-    const uint64_t size = fs::file_size(p, e1);
+    const uint64_t size = fs::is_regular_file(fs::symlink_status(p, e1)) ? fs::file_size(p, e1) : 0;
     if (fs::remove(p, e2) && !e2) {
       ++r.removed;
       r.removed_bytes += e1 ? 0 : size;

@@ -52,6 +52,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -76,6 +77,9 @@ inline constexpr size_t kAuthTagSize = 32;
 // unread instead of sizing an allocation. The largest built-in entry, se3_between's
 // normal equations with their IR text, is about 95 KB.
 inline constexpr uint64_t kMaxEntryBytes = uint64_t{64} << 20;
+// A writer's temporary file (.<id>.lsjitk.tmp.*) lives for the milliseconds of one write;
+// `gc` and `clear` remove only those older than this, which a writer that died left.
+inline constexpr std::chrono::minutes kTemporaryFileLifetime{10};
 
 // The per-directory secret that authenticates entries.
 using AuthKey = std::array<unsigned char, kAuthKeySize>;
@@ -186,11 +190,15 @@ class DiskCache {
   struct FileInfo {
     std::filesystem::path path;
     std::string id;  // from the name
-    uint64_t size = 0;
+    uint64_t size = 0;  // 0 for what is not a regular file
     std::filesystem::file_time_type mtime;
+    // False for what has an entry's name but is not a regular file (a symlink, never
+    // followed, a FIFO, a directory): no entry, and read_file() refuses it, so that
+    // `verify` reports it as bad and `clear` removes it.
+    bool regular = true;
   };
-  // The entry files (regular files named <32 hex digits>.lsjitk, not followed through
-  // symlinks), by id. Empty if the directory does not exist.
+  // Everything named <32 hex digits>.lsjitk (regular or not, see FileInfo), by id. Empty if
+  // the directory does not exist.
   std::vector<FileInfo> list() const;
   // The entries whose id starts with `prefix` (case-insensitive).
   std::vector<FileInfo> find(std::string_view prefix) const;
@@ -205,14 +213,18 @@ class DiskCache {
     uint64_t kept_bytes = 0;
   };
   // Removes least recently used entries (oldest modification time first) until the total
-  // size of entries is at most `max_bytes`, and temporary files older than an hour (left
-  // by a writer that died).
+  // size of entries is at most `max_bytes`, and temporary files older than
+  // kTemporaryFileLifetime (left by a writer that died).
   RemoveResult gc(uint64_t max_bytes) const;
   // Removes every entry file (a regular file with an entry's name that starts with the
-  // cache magic) and every temporary file of the cache; nothing else.
+  // cache magic), whatever else but a directory has an entry's name (a symlink, never
+  // followed, a FIFO, a socket planted there), and the temporary files older than kTemporaryFileLifetime; nothing
+  // else. A younger temporary file belongs to a writer at work and is left to it.
   RemoveResult clear() const;
 
  private:
+  int write_through_temporary(const std::filesystem::path& target, const std::string& id,
+                              const std::string& bytes) const;
   std::filesystem::path dir_;
 };
 

@@ -174,7 +174,7 @@ std::vector<std::string> chosen_ids(const DiskCache& disk, const compiler::AuthK
   }
   if (request.all)  // every kernel: data entries are not exported
     for (const DiskCache::FileInfo& f : disk.list())
-      if (!is_data_entry(f.path, key)) ids.push_back(f.id);
+      if (f.regular && !is_data_entry(f.path, key)) ids.push_back(f.id);
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   return ids;
