@@ -87,14 +87,14 @@ KernelCache::Options KernelCache::Options::from_environment() {
     else if (tier == "compiled")
       o.tiering = Tiering::Compiled;
     else if (tier != "tiered")
-      std::cerr << "lsjit: LSJIT_TIER=" << tier << " is not tiered, compiled or 0; using tiered\n";
+      std::cerr << "lsjit: LSJIT_TIER=" << printable(tier) << " is not tiered, compiled or 0; using tiered\n";
   }
   if (const char* c = std::getenv("LSJIT_TIER0_CODE"); c && *c) {
     const std::string_view code(c);
     if (code == "interpreted")
       o.tier0_code = Tier0Kernel::Code::Interpreted;
     else if (code != "auto")
-      std::cerr << "lsjit: LSJIT_TIER0_CODE=" << code << " is not auto or interpreted; using auto\n";
+      std::cerr << "lsjit: LSJIT_TIER0_CODE=" << printable(code) << " is not auto or interpreted; using auto\n";
   }
   if (const char* l = std::getenv("LSJIT_RECOMPILE_LIMIT"); l && *l) {
     char* end = nullptr;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -317,6 +318,44 @@ std::string Evaluator::first_non_finite_residual() const {
                " (residual " + std::to_string(k % kg.residual_dim) + " = " + std::to_string(r[k]) + ")";
   }
   return "";
+}
+
+std::string Evaluator::why_cost_not_finite() const {
+  if (std::string residual = first_non_finite_residual(); !residual.empty()) return ": " + residual;
+  // Every residual is finite: an instance's ½ρ(|r|²) overflowed, or their sum did.
+  const auto number = [](double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", x);
+    return std::string(buf);
+  };
+  std::string largest;
+  double largest_cost = -1;
+  for (const KernelGroup& kg : layout_.groups) {
+    if (kg.kind != ir::CostKind::LeastSquares) continue;
+    const double* r = residual_buffer_.data() + kg.residual_offset;
+    for (int64_t i = 0; i < kg.instances; ++i) {
+      double s = 0, max_abs = 0;
+      for (uint32_t k = 0; k < kg.residual_dim; ++k) {
+        s += r[i * kg.residual_dim + k] * r[i * kg.residual_dim + k];
+        max_abs = std::max(max_abs, std::abs(r[i * kg.residual_dim + k]));
+      }
+      double rho[3] = {s, 1, 0};
+      if (!kg.losses.empty()) kg.losses[i].evaluate(s, rho);
+      const std::string where = "cost '" + kg.name + "' instance " + std::to_string(i);
+      if (!std::isfinite(s))
+        return ": the cost overflowed at " + where + ": its residuals are finite (the largest " + number(max_abs) +
+               ") but their squared norm is not";
+      if (!std::isfinite(rho[0]))
+        return ": the cost overflowed at " + where + ": its robust loss of |r|^2 = " + number(s) + " is not finite";
+      if (0.5 * rho[0] > largest_cost) {
+        largest_cost = 0.5 * rho[0];
+        largest = where;
+      }
+    }
+  }
+  if (largest.empty()) return " (its gradient or Gauss-Newton matrix is)";
+  return ": the cost overflowed: every instance's cost is finite but their sum exceeds the largest double "
+         "(the largest, " + number(largest_cost) + ", is " + largest + ")";
 }
 
 void Evaluator::constraint_values(const State& state, uint32_t group, double* c) {

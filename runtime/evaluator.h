@@ -68,6 +68,11 @@ class Evaluator {
   // After cost(): the first instance with a non-finite residual, as "cost 'NAME' instance
   // K (residual R = VALUE)", or "" if there is none.
   std::string first_non_finite_residual() const;
+  // After cost() returned a value that is not finite: why, as text to append to "the cost
+  // ... is not finite": ": " + first_non_finite_residual() where a residual is not finite;
+  // else the instance whose squared norm or robust loss overflowed, or, where every
+  // instance's cost is finite, that their sum overflowed and which instance is largest.
+  std::string why_cost_not_finite() const;
 
   // Cost, g = Jᵀr (tangent_dim doubles) and H = JᵀJ over the free variables (H must have
   // layout.pattern). Returns the cost. With scale (tangent_dim doubles) H is returned as

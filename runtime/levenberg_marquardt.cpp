@@ -181,9 +181,7 @@ void levenberg_marquardt(const ProblemLayout& layout, Evaluator& evaluator,
     const double c = evaluate_cost_at(state);
     summary.initial_cost = summary.final_cost = c;
     summary.termination = Termination::Failure;
-    const std::string where = evaluator.first_non_finite_residual();
-    summary.message = "the cost at the initial values is not finite" +
-                      (where.empty() ? std::string(" (its gradient or Gauss-Newton matrix is)") : ": " + where);
+    summary.message = "the cost at the initial values is not finite" + evaluator.why_cost_not_finite();
     return;
   }
   summary.initial_cost = summary.final_cost = cost;

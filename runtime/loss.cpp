@@ -1,6 +1,7 @@
 #include "lsjit/runtime/loss.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 
@@ -10,9 +11,12 @@ namespace lsjit {
 namespace {
 
 Loss make(Loss::Kind kind, double a) {
-  if (!(a > 0) || !std::isfinite(a))
-    throw Error("lsjit: the scale of a " + std::string(loss_name(kind)) + " loss must be positive and finite, not " +
-                std::to_string(a));
+  if (!(a >= kMinLossScale && a <= kMaxLossScale)) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%g", a);
+    throw Error("lsjit: the scale of a " + std::string(loss_name(kind)) + " loss must be in [1e-150, 1e150] (its square " +
+                "must be a normal double), not " + value);
+  }
   return {kind, a};
 }
 

@@ -30,6 +30,10 @@ struct Loss {
 std::string_view loss_name(Loss::Kind kind);  // trivial, huber, soft_l_one, cauchy, arctan, tukey
 
 inline Loss TrivialLoss() { return {Loss::Kind::Trivial, 1.0}; }
+// The scale a of every loss below must be in [kMinLossScale, kMaxLossScale]: ρ divides by a²
+// and multiplies by it, and outside that range a² underflows to 0 or overflows to inf.
+// The constructors throw lsjit::Error, naming the range, for any other value.
+inline constexpr double kMinLossScale = 1e-150, kMaxLossScale = 1e150;
 // ρ = s for s <= a², 2a·sqrt(s) − a² beyond: quadratic, then linear.
 Loss HuberLoss(double a);
 // ρ = 2a²(sqrt(1 + s/a²) − 1): a smooth Huber.

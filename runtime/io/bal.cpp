@@ -9,6 +9,7 @@
 #include <Eigen/Geometry>
 
 #include "lsjit/ir/error.h"
+#include "lsjit/runtime/io/input_file.h"
 #include "lsjit/runtime/io/text.h"
 
 namespace lsjit::io {
@@ -203,30 +204,52 @@ BalProblem read_bal(const std::filesystem::path& path) {
   return Reader(lines).read();
 }
 
-std::string format_bal(const BalProblem& p) {
-  check_writable(p);
-  std::string out = std::to_string(p.cameras.size()) + " " + std::to_string(p.points.size()) + " " +
-                    std::to_string(p.observations.size()) + "\n";
+BalProblem read_bal(InputFile&& input) {
+  detail::LineReader lines(std::move(input), kExpectedLine);
+  return Reader(lines).read();
+}
+
+namespace {
+
+// The BAL text of `p` (already checked by check_writable), line by line into `out`.
+void format_lines(const BalProblem& p, detail::TextOut& out) {
+  std::string& text = out.text();  // the same string across flushes
+  text += std::to_string(p.cameras.size()) + " " + std::to_string(p.points.size()) + " " +
+          std::to_string(p.observations.size());
+  out.end_line();
   for (const BalProblem::Observation& o : p.observations) {
-    out += std::to_string(o.camera) + " " + std::to_string(o.point) + " ";
-    detail::append_double(out, o.xy(0));
-    out += ' ';
-    detail::append_double(out, o.xy(1));
-    out += '\n';
+    text += std::to_string(o.camera) + " " + std::to_string(o.point) + " ";
+    detail::append_double(text, o.xy(0));
+    text += ' ';
+    detail::append_double(text, o.xy(1));
+    out.end_line();
   }
-  const auto values = [&out](const double* v, int n) {
+  const auto values = [&](const double* v, int n) {
     for (int k = 0; k < n; ++k) {
-      detail::append_double(out, v[k]);
-      out += '\n';
+      detail::append_double(text, v[k]);
+      out.end_line();
     }
   };
   for (const BalCamera& c : p.cameras) values(c.data(), 9);
   for (const Eigen::Vector3d& x : p.points) values(x.data(), 3);
-  return out;
+}
+
+}  // namespace
+
+std::string format_bal(const BalProblem& p) {
+  check_writable(p);
+  detail::TextOut out;
+  format_lines(p, out);
+  return std::move(out.text());
 }
 
 void write_bal(const std::filesystem::path& path, const BalProblem& problem) {
-  detail::write_file_atomically(path, format_bal(problem));
+  check_writable(problem);  // before the file is touched
+  detail::AtomicFileWriter file(path);
+  detail::TextOut out(&file);
+  format_lines(problem, out);
+  out.flush();
+  file.commit();
 }
 
 Eigen::Vector3d bal_camera_point(const BalCamera& camera, const Eigen::Vector3d& x) {

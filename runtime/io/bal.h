@@ -41,6 +41,8 @@
 
 namespace lsjit::io {
 
+class InputFile;
+
 using BalCamera = Eigen::Matrix<double, 9, 1>;  // rx ry rz tx ty tz f k1 k2
 
 struct BalProblem {
@@ -54,6 +56,8 @@ struct BalProblem {
 };
 
 BalProblem read_bal(const std::filesystem::path& path);
+// The same from an input opened once (input_file.h: a pipe, a FIFO or "-", standard input).
+BalProblem read_bal(InputFile&& input);
 // source_name stands for the file name in error messages.
 BalProblem parse_bal(std::string_view text, std::string_view source_name);
 

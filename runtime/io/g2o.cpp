@@ -10,6 +10,7 @@
 #include <Eigen/Eigenvalues>
 
 #include "lsjit/ir/error.h"
+#include "lsjit/runtime/io/input_file.h"
 #include "lsjit/runtime/io/text.h"
 
 namespace lsjit::io {
@@ -613,42 +614,65 @@ PoseGraph read_g2o(const std::filesystem::path& path, const G2oReadOptions& opti
   return read_lines(lines, options);
 }
 
-std::string format_g2o(const PoseGraph& g, const G2oWriteOptions& options) {
-  check_writable(g, options);
-  std::string out;
+PoseGraph read_g2o(InputFile&& input, const G2oReadOptions& options) {
+  detail::LineReader lines(std::move(input), kExpectedLine);
+  return read_lines(lines, options);
+}
+
+namespace {
+
+// The g2o text of `g` (already checked by check_writable), line by line into `out`.
+void format_lines(const PoseGraph& g, detail::TextOut& out) {
+  std::string& text = out.text();  // the same string across flushes
   for (size_t k = 0; k < g.vertex_ids.size(); ++k) {
     if (g.dimension == 2) {
       const SE2d& p = g.poses2[k];
       const double v[3] = {p.translation()(0), p.translation()(1), angle_to_write(p.rotation())};
-      out += "VERTEX_SE2 " + std::to_string(g.vertex_ids[k]);
-      append_numbers(out, v, 3);
+      text += "VERTEX_SE2 " + std::to_string(g.vertex_ids[k]);
+      append_numbers(text, v, 3);
     } else {
-      out += "VERTEX_SE3:QUAT " + std::to_string(g.vertex_ids[k]);
-      append_numbers(out, g.poses3[k].params().data(), 7);
+      text += "VERTEX_SE3:QUAT " + std::to_string(g.vertex_ids[k]);
+      append_numbers(text, g.poses3[k].params().data(), 7);
     }
-    out += '\n';
+    out.end_line();
   }
   for (const PoseGraph::Edge2& e : g.edges2) {
     const SE2d& z = e.measurement;
     const double v[3] = {z.translation()(0), z.translation()(1), angle_to_write(z.rotation())};
-    append_ids(out, "EDGE_SE2", e.from, e.to);
-    append_numbers(out, v, 3);
-    append_upper<3>(out, e.information);
-    out += '\n';
+    append_ids(text, "EDGE_SE2", e.from, e.to);
+    append_numbers(text, v, 3);
+    append_upper<3>(text, e.information);
+    out.end_line();
   }
   for (const PoseGraph::Edge3& e : g.edges3) {
-    append_ids(out, "EDGE_SE3:QUAT", e.from, e.to);
-    append_numbers(out, e.measurement.params().data(), 7);
-    append_upper<6>(out, e.information);
-    out += '\n';
+    append_ids(text, "EDGE_SE3:QUAT", e.from, e.to);
+    append_numbers(text, e.measurement.params().data(), 7);
+    append_upper<6>(text, e.information);
+    out.end_line();
   }
-  for (const int64_t id : g.fixed) out += "FIX " + std::to_string(id) + "\n";
-  return out;
+  for (const int64_t id : g.fixed) {
+    text += "FIX " + std::to_string(id);
+    out.end_line();
+  }
+}
+
+}  // namespace
+
+std::string format_g2o(const PoseGraph& g, const G2oWriteOptions& options) {
+  check_writable(g, options);
+  detail::TextOut out;
+  format_lines(g, out);
+  return std::move(out.text());
 }
 
 void write_g2o(const std::filesystem::path& path, const PoseGraph& graph,
                const G2oWriteOptions& options) {
-  detail::write_file_atomically(path, format_g2o(graph, options));
+  check_writable(graph, options);  // before the file is touched
+  detail::AtomicFileWriter file(path);
+  detail::TextOut out(&file);
+  format_lines(graph, out);
+  out.flush();
+  file.commit();
 }
 
 }  // namespace lsjit::io

@@ -65,6 +65,8 @@
 
 namespace lsjit::io {
 
+class InputFile;
+
 // What the reader does with an information matrix Ω that has no Cholesky factor. Some
 // widely used public files have such matrices (SE-Sync's 3D datasets, through their
 // translation-rotation coupling terms). The residual U·e needs the factor, so by default
@@ -147,6 +149,8 @@ struct PoseGraph {
 };
 
 PoseGraph read_g2o(const std::filesystem::path& path, const G2oReadOptions& options = {});
+// The same from an input opened once (input_file.h: a pipe, a FIFO or "-", standard input).
+PoseGraph read_g2o(InputFile&& input, const G2oReadOptions& options = {});
 // source_name stands for the file name in error messages.
 PoseGraph parse_g2o(std::string_view text, std::string_view source_name,
                     const G2oReadOptions& options = {});

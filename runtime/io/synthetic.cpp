@@ -94,6 +94,8 @@ Walk manhattan_walk(int dimension, int64_t poses, Random& rng) {
   Walk w;
   const double per_axis = std::pow(static_cast<double>(poses) / 4.0, 1.0 / dimension);
   w.side = std::max<int64_t>(2, static_cast<int64_t>(std::ceil(per_axis)));
+  w.cells.reserve(static_cast<size_t>(poses));
+  w.frames.reserve(static_cast<size_t>(poses));
   w.cells.push_back({0, 0, 0});
   w.frames.push_back(Frame::Identity());
   while (static_cast<int64_t>(w.cells.size()) < poses) {
@@ -149,6 +151,7 @@ std::vector<std::pair<int64_t, int64_t>> loop_closures(const Walk& w, int dimens
                                                        Random& rng) {
   std::vector<std::pair<int64_t, int64_t>> chosen;
   if (count == 0) return chosen;
+  chosen.reserve(static_cast<size_t>(count));
   int64_t r = 1;
   uint64_t total = 0;
   while (true) {
@@ -248,6 +251,11 @@ template <class Pose, class Edge>
 void fill(const PoseGraphSpec& s, const Walk& walk,
           const std::vector<std::pair<int64_t, int64_t>>& closures, Random& rng,
           std::vector<Pose>* truth, std::vector<Pose>* poses, std::vector<Edge>* edges) {
+  // Reserved exactly: grown by doubling, each array would briefly hold up to three times
+  // its size, and `lsjit generate` sizes its memory check by what is held.
+  truth->reserve(walk.cells.size());
+  poses->reserve(walk.cells.size());
+  edges->reserve(static_cast<size_t>(s.poses - 1) + closures.size());
   for (size_t k = 0; k < walk.cells.size(); ++k)
     truth->push_back(truth_pose<Pose>(walk.cells[k], walk.frames[k]));
   const auto add = [&](int64_t i, int64_t j) {
@@ -348,6 +356,7 @@ GeneratedPoseGraph generate_pose_graph(const PoseGraphSpec& spec) {
   GeneratedPoseGraph out;
   PoseGraph& g = out.graph;
   g.dimension = spec.dimension;
+  g.vertex_ids.reserve(static_cast<size_t>(spec.poses));
   for (int64_t i = 0; i < spec.poses; ++i) g.vertex_ids.push_back(i);
   if (spec.dimension == 2)
     fill(spec, walk, closures, rng, &out.truth2, &g.poses2, &g.edges2);
@@ -361,11 +370,50 @@ GeneratedPoseGraph generate_pose_graph(const PoseGraphSpec& spec) {
   return out;
 }
 
+namespace {
+
+// What TextOut holds while a writer streams (a chunk of about a MiB, and its growth) and
+// what small vectors and the allocator round up to: slack, generously.
+constexpr double kWriterBytes = 4 << 20;
+
+template <class Pose, class Edge>
+double pose_graph_bytes(const PoseGraphSpec& s) {
+  const double poses = static_cast<double>(s.poses);
+  const double edges = std::max(0.0, poses - 1) + static_cast<double>(s.loop_closures);
+  // Per pose: the walk's cell and frame, the truth, the initial pose, the vertex id, and
+  // the loop-closure search's cell lists (about a quarter as many lists as poses, each a
+  // small vector: 64 bytes a pose covers their headers, heap blocks and doubling).
+  const double per_pose = sizeof(Cell) + sizeof(Frame) + 2 * sizeof(Pose) + sizeof(int64_t) + 64;
+  // Per edge: the edge, its entry in the chosen loop closures, an indefinite-edge index.
+  const double per_edge = sizeof(Edge) + sizeof(std::pair<int64_t, int64_t>) + sizeof(size_t);
+  return per_pose * poses + per_edge * edges + kWriterBytes;
+}
+
+}  // namespace
+
+double generated_pose_graph_bytes(const PoseGraphSpec& spec) {
+  return spec.dimension == 2 ? pose_graph_bytes<SE2d, PoseGraph::Edge2>(spec)
+                             : pose_graph_bytes<SE3d, PoseGraph::Edge3>(spec);
+}
+
+double generated_bal_bytes(const BalSpec& spec) {
+  const double cameras = spec.cameras, points = spec.points;
+  const double observations = points * spec.observations_per_point;
+  // The truth and the initial problem (a copy), the camera order and a point's cameras.
+  return 2 * (observations * sizeof(BalProblem::Observation) + points * sizeof(Eigen::Vector3d) +
+              cameras * sizeof(BalCamera)) +
+         2 * cameras * sizeof(int32_t) + kWriterBytes;
+}
+
 GeneratedBal generate_bal(const BalSpec& spec) {
   check(spec);
   Random rng(spec.seed);
   GeneratedBal out;
   BalProblem& truth = out.truth;
+  // Reserved exactly, as in fill(): `lsjit generate` sizes its memory check by what is held.
+  truth.cameras.reserve(static_cast<size_t>(spec.cameras));
+  truth.points.reserve(static_cast<size_t>(spec.points));
+  truth.observations.reserve(static_cast<size_t>(spec.points) * static_cast<size_t>(spec.observations_per_point));
   for (int32_t k = 0; k < spec.cameras; ++k)
     truth.cameras.push_back(ring_camera(k, spec.cameras, rng));
   for (int32_t k = 0; k < spec.points; ++k)

@@ -73,6 +73,12 @@ struct GeneratedPoseGraph {
 
 GeneratedPoseGraph generate_pose_graph(const PoseGraphSpec& spec);
 
+// An upper bound on the heap bytes generate_pose_graph(spec) and then write_g2o of its
+// graph hold at once (every array is reserved to its final size, and the writer streams),
+// for refusing a spec up front that cannot fit in memory. The spec's counts are not
+// checked here; the result is a double so that no count can overflow it.
+double generated_pose_graph_bytes(const PoseGraphSpec& spec);
+
 // Cameras on a ring of radius 10 around the y axis (evenly spread in angle with some
 // jitter, heights in [-1, 1]), each looking at the origin with its y axis near world up,
 // and points uniform in the cube [-2, 2]³. Every point is in front of every camera
@@ -103,5 +109,7 @@ struct GeneratedBal {
 };
 
 GeneratedBal generate_bal(const BalSpec& spec);
+// The same bound for generate_bal(spec) and then write_bal of its initial problem.
+double generated_bal_bytes(const BalSpec& spec);
 
 }  // namespace lsjit::io

@@ -14,6 +14,7 @@
 #include <random>
 
 #include "lsjit/ir/error.h"
+#include "lsjit/runtime/io/input_file.h"
 
 namespace lsjit::io::detail {
 namespace {
@@ -24,7 +25,9 @@ std::string temporary_name(const std::filesystem::path& path) {
     return (uint64_t{rd()} << 32) ^ rd();
   }();
   static std::atomic<uint64_t> counter = 0;  // threads may write files concurrently
-  return "." + path.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
+  // The name's first 128 bytes at most: a name near NAME_MAX (255) must leave room for the
+  // suffix, or a file that can be written could not be written atomically.
+  return "." + path.filename().string().substr(0, 128) + ".tmp." + std::to_string(::getpid()) + "." +
          std::to_string(salt ^ ++counter);
 }
 
@@ -49,6 +52,20 @@ struct WriteTarget {
   std::optional<mode_t> mode;  // the permission bits of the existing file; nullopt: new
 };
 
+// Whether this process may follow the link `link` (lstat'ed as `st`): the kernel's
+// protected_symlinks rule, made stricter as text.h says. "" when it may, else why not.
+std::string unsafe_link(const std::filesystem::path& link, const struct stat& st) {
+  if (st.st_uid == ::geteuid()) return "";
+  const std::filesystem::path directory = link.has_parent_path() ? link.parent_path() : ".";
+  struct stat dir {};
+  if (::stat(directory.c_str(), &dir) != 0) return std::string("its directory cannot be read: ") + std::strerror(errno);
+  const bool shared = (dir.st_mode & S_ISVTX) != 0 || (dir.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+  if (st.st_uid == dir.st_uid && !shared) return "";
+  return "it is a symlink owned by user " + std::to_string(st.st_uid) + ", not by this user (" +
+         std::to_string(::geteuid()) + ")" + (shared ? ", in a directory others can write to" : "") +
+         "; lsjit follows only links that the user or a private directory's owner made (as protected_symlinks)";
+}
+
 WriteTarget resolve_write_target(const std::filesystem::path& path) {
   constexpr int kMaxLinks = 40;  // as the kernel's ELOOP limit
   std::filesystem::path p = path;
@@ -60,6 +77,8 @@ WriteTarget resolve_write_target(const std::filesystem::path& path) {
     }
     if (S_ISLNK(st.st_mode)) {
       if (links == kMaxLinks) cannot_write(path, ELOOP);
+      if (const std::string why = unsafe_link(p, st); !why.empty())
+        throw Error(path.string() + ": cannot write: " + (p == path ? "" : p.string() + ": ") + why);
       std::error_code error;
       const std::filesystem::path link = std::filesystem::read_symlink(p, error);
       if (error) cannot_write(path, error.value());
@@ -99,23 +118,6 @@ void fail(std::string_view source, size_t line, std::string_view what) {
   throw Error(std::string(source) + ":" + std::to_string(line) + ": " + std::string(what));
 }
 
-std::string printable(std::string_view bytes, size_t max_chars) {
-  std::string out;
-  const size_t shown = std::min(bytes.size(), max_chars);
-  for (size_t k = 0; k < shown; ++k) {
-    const auto c = static_cast<unsigned char>(bytes[k]);
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    }
-  }
-  if (shown < bytes.size()) out += "...";
-  return out;
-}
-
 LineReader::LineReader(std::string_view text, std::string_view source,
                        std::string_view expected_line)
     : source_(source), expected_line_(expected_line), text_(text) {
@@ -123,22 +125,20 @@ LineReader::LineReader(std::string_view text, std::string_view source,
 }
 
 LineReader::LineReader(const std::filesystem::path& path, std::string_view expected_line)
-    : source_(path.string()), expected_line_(expected_line) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) throw Error(source_ + ": cannot read: " + std::strerror(errno));
+    : LineReader(InputFile(path), expected_line) {}
+
+LineReader::LineReader(InputFile&& input, std::string_view expected_line)
+    : source_(input.name()), expected_line_(expected_line) {
+  std::string head;
+  fd_ = input.take_descriptor(head);
   struct stat st {};
-  if (::fstat(fd_, &st) != 0) {
-    const int error = errno;
-    ::close(fd_);
-    throw Error(source_ + ": cannot read: " + std::strerror(error));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    ::close(fd_);
-    throw Error(source_ + ": cannot read: is a directory");
-  }
-  if (S_ISREG(st.st_mode)) file_size_ = static_cast<uint64_t>(st.st_size);
+  if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) file_size_ = static_cast<uint64_t>(st.st_size);
+  // The head is at most InputFile::kHeadBytes, which the buffer holds whole.
+  static_assert(InputFile::kHeadBytes <= kReadBufferBytes);
   buffer_.resize(kReadBufferBytes);
-  fill();
+  std::memcpy(buffer_.data(), head.data(), head.size());
+  end_ = head.size();
+  if (end_ < InputFile::kHeadBytes) at_eof_ = true;  // the head was all there is
   if (std::string_view(buffer_.data(), end_).starts_with(kByteOrderMark)) {
     begin_ = kByteOrderMark.size();
     consumed_ = begin_;
@@ -206,25 +206,63 @@ std::optional<uint64_t> LineReader::remaining_bytes() const {
   return *file_size_ > consumed_ ? *file_size_ - consumed_ : 0;
 }
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
+std::filesystem::path checked_write_target(const std::filesystem::path& path) {
+  if (path.filename().empty()) throw Error(path.string() + ": cannot write: not a file name");
+  return resolve_write_target(path).path;
+}
+
+AtomicFileWriter::AtomicFileWriter(const std::filesystem::path& path) : path_(path) {
   if (path.filename().empty()) throw Error(path.string() + ": cannot write: not a file name");
   const WriteTarget target = resolve_write_target(path);
+  target_ = target.path;
   const std::filesystem::path directory =
-      target.path.has_parent_path() ? target.path.parent_path() : std::filesystem::path(".");
-  const std::filesystem::path temporary = directory / temporary_name(target.path);
+      target_.has_parent_path() ? target_.parent_path() : std::filesystem::path(".");
+  temporary_ = directory / temporary_name(target_);
   // 0666: the kernel applies the umask, as for a file that a plain open creates.
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) cannot_write(path, errno);
-  int error = target.mode && ::fchmod(fd, *target.mode) != 0 ? errno : 0;
-  if (error == 0) error = write_all(fd, text);
+  fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+  if (fd_ < 0) cannot_write(path, errno);
+  if (target.mode && ::fchmod(fd_, *target.mode) != 0) fail(errno);
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_ && !temporary_.empty()) ::unlink(temporary_.c_str());
+}
+
+void AtomicFileWriter::fail(int error) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  ::unlink(temporary_.c_str());
+  temporary_.clear();
+  cannot_write(path_, error);
+}
+
+void AtomicFileWriter::write(std::string_view bytes) {
+  if (fd_ < 0) throw Error(path_.string() + ": cannot write: the file was already committed or failed");
+  if (const int error = write_all(fd_, bytes); error != 0) fail(error);
+}
+
+void AtomicFileWriter::commit() {
+  if (fd_ < 0) throw Error(path_.string() + ": cannot write: the file was already committed or failed");
   // Without the fsync a crash after the rename could leave an empty file under the name.
-  if (error == 0 && ::fsync(fd) != 0) error = errno;
-  if (::close(fd) != 0 && error == 0) error = errno;
-  if (error == 0 && std::rename(temporary.c_str(), target.path.c_str()) != 0) error = errno;
-  if (error != 0) {
-    ::unlink(temporary.c_str());
-    cannot_write(path, error);
-  }
+  if (::fsync(fd_) != 0) fail(errno);
+  const int closed = ::close(fd_);
+  fd_ = -1;
+  if (closed != 0) fail(errno);
+  if (std::rename(temporary_.c_str(), target_.c_str()) != 0) fail(errno);
+  committed_ = true;
+}
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
+  AtomicFileWriter file(path);
+  file.write(text);
+  file.commit();
+}
+
+void TextOut::flush() {
+  if (!file_) return;
+  file_->write(text_);
+  text_.clear();
 }
 
 void append_double(std::string& out, double v) {

@@ -16,6 +16,12 @@
 #include <string_view>
 #include <vector>
 
+#include "lsjit/ir/error.h"
+
+namespace lsjit::io {
+class InputFile;
+}
+
 namespace lsjit::io::detail {
 
 // The longest line a reader accepts, '\n' excluded. The longest legal g2o line
@@ -27,9 +33,7 @@ inline constexpr size_t kMaxLineBytes = 4096;
 // Throws lsjit::Error("SOURCE:LINE: what").
 [[noreturn]] void fail(std::string_view source, size_t line, std::string_view what);
 
-// `bytes` for a message: control bytes, DEL and bytes >= 0x80 as \xNN, and at most
-// `max_chars` input bytes, then "..." when there were more. Not quoted.
-std::string printable(std::string_view bytes, size_t max_chars = 40);
+using lsjit::printable;  // ir/error.h: every echoed input byte goes through it
 
 // The lines of a file or of an in-memory text, one at a time. A UTF-8 byte order mark at
 // the very start is skipped. A file is read through a fixed buffer (never all at once), so
@@ -42,6 +46,8 @@ class LineReader {
   // "PATH: cannot read: <strerror>" when it cannot be opened.
   // `expected_line` ("a g2o line") completes the too-long-line message.
   LineReader(const std::filesystem::path& path, std::string_view expected_line);
+  // Reads `input` (input_file.h) from its head on, through the descriptor it opened.
+  LineReader(InputFile&& input, std::string_view expected_line);
   ~LineReader();
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
@@ -72,16 +78,71 @@ class LineReader {
   size_t line_ = 0;
 };
 
-// Writes `text` to a uniquely named temporary file in the directory of the file that
-// `path` names and renames it over that file: readers see the old file or the new one,
-// never a part. Only regular files and new paths are written:
-//   - a symlink is followed (to any depth) and the rename goes over its final target, in
-//     the target's directory, so the link stays a link; a dangling link creates its target;
+// A file written whole or not at all: the bytes go to a uniquely named temporary file in
+// the directory of the file that `path` names, and commit() renames it over that file, so
+// readers see the old file or the new one, never a part. Only regular files and new paths
+// are written:
+//   - a symlink is followed (to any depth) only where the kernel's protected_symlinks rule
+//     would follow it for this process: when the link is owned by this process's user, or
+//     by the owner of its directory where that directory is neither sticky nor writable by
+//     group or others. Another user's link in /tmp (or any shared directory) is refused,
+//     naming it and its owner: the link's owner, not the writer, chose its target. A
+//     followed link stays a link: the rename goes over its final target, in the target's
+//     directory; a dangling link creates its target;
 //   - a directory, character or block device, FIFO or socket is refused, naming the path
 //     and what it is ("PATH: cannot write: is a FIFO; lsjit writes only regular files");
 //   - an existing file keeps its permission bits; a new file gets 0666 & ~umask.
-// On failure the temporary file is removed and Error("PATH: cannot write: <reason>") thrown.
+// The constructor checks all this and creates the temporary file; write() buffers and
+// appends; commit() writes the rest, fsyncs and renames. Every failure throws
+// Error("PATH: cannot write: <reason>") and removes the temporary file; so does a writer
+// destroyed without commit(), which leaves the old file as it was.
+class AtomicFileWriter {
+ public:
+  explicit AtomicFileWriter(const std::filesystem::path& path);
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+
+  void write(std::string_view bytes);
+  void commit();
+  // The file the rename will replace: `path`, or the final target of the link it is.
+  const std::filesystem::path& target() const { return target_; }
+
+ private:
+  [[noreturn]] void fail(int error);  // removes the temporary file, then throws
+
+  std::filesystem::path path_, target_, temporary_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+// The file a write to `path` would replace (the final target of its symlinks, or `path`),
+// after the same checks as AtomicFileWriter's constructor, which throws as it would; for
+// refusing an output that is an input before any work is done. Creates nothing.
+std::filesystem::path checked_write_target(const std::filesystem::path& path);
+
+// AtomicFileWriter(path).write(text), then commit().
 void write_file_atomically(const std::filesystem::path& path, std::string_view text);
+
+// Text being formatted line by line: kept whole in text() (file == nullptr), or handed to
+// `file` about every MiB, so that writing a file of gigabytes holds a MiB of it in memory.
+class TextOut {
+ public:
+  explicit TextOut(AtomicFileWriter* file = nullptr) : file_(file) {}
+  std::string& text() { return text_; }
+  // Ends the current line ('\n') and passes the text on when enough has gathered.
+  void end_line() {
+    text_ += '\n';
+    if (file_ && text_.size() >= kChunkBytes) flush();
+  }
+  // Hands what is left to the file (a no-op without one).
+  void flush();
+
+ private:
+  static constexpr size_t kChunkBytes = size_t{1} << 20;
+  AtomicFileWriter* file_;
+  std::string text_;
+};
 
 // %.17g: strtod/from_chars of the text gives back exactly `v`.
 void append_double(std::string& out, double v);

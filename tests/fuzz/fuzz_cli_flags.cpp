@@ -24,6 +24,9 @@ void check_flags(const lsjit::cli::SolveFlags& f) {
   if (!f.help && f.file.empty()) broken("no FILE and no error");
   if (f.format != "" && f.format != "g2o" && f.format != "bal") broken("unknown format accepted");
   if (f.init != "file" && f.init != "chordal") broken("unknown --init accepted");
+  if (f.loss.kind != lsjit::Loss::Kind::Trivial &&
+      !(f.loss.scale >= lsjit::kMinLossScale && f.loss.scale <= lsjit::kMaxLossScale))
+    broken("a loss scale outside [kMinLossScale, kMaxLossScale] accepted");
   using lsjit::MixedPrecision;
   if (f.options.mixed_precision != MixedPrecision::Automatic && f.options.mixed_precision != MixedPrecision::Never &&
       f.options.mixed_precision != MixedPrecision::Always)

@@ -2,6 +2,8 @@
 // against finite differences of the robustified cost, and outlier loop closures.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <limits>
 #include <random>
 
 #include "../support/memory_cache.h"
@@ -154,4 +156,23 @@ TEST_CASE("outlier loop closures: recovered with Cauchy and Huber, not without")
   // outlier (Huber's) still bends them by metres, and only a redescending loss recovers.
   CHECK(outlier_error(TrivialLoss(), 1.5, 60) > 1.0);
   CHECK(outlier_error(CauchyLoss(1.0), 1.5, 60) < 0.25);
+}
+
+TEST_CASE("a loss's scale is in [1e-150, 1e150]: its square stays a normal double") {
+  for (auto make : {&HuberLoss, &SoftLOneLoss, &CauchyLoss, &ArctanLoss, &TukeyLoss}) {
+    for (const double bad : {0.0, -1.0, 4e-324, 1e-151, 1e151, 1e308, std::numeric_limits<double>::infinity(),
+                             std::numeric_limits<double>::quiet_NaN()}) {
+      CAPTURE(bad);
+      CHECK_THROWS_WITH_AS(make(bad), doctest::Contains("must be in [1e-150, 1e150]"), lsjit::Error);
+    }
+    for (const double good : {kMinLossScale, 1.0, kMaxLossScale}) {
+      const Loss loss = make(good);
+      double rho[3];
+      for (const double s : {0.0, good * good, 1e6 * good * good}) {
+        loss.evaluate(s, rho);
+        CHECK(std::isfinite(rho[0]));
+        CHECK(std::isfinite(rho[1]));
+      }
+    }
+  }
 }

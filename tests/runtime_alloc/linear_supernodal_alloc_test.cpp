@@ -1,7 +1,5 @@
 // SupernodalCholesky::solve() allocates nothing once the solver exists: every buffer is the
-// analysis'. Counted through a replaced global operator new, which is why this is a program
-// of its own (lsjit_runtime_alloc_tests): in the runtime test executable the replacement
-// would apply to every other test too.
+// analysis'. Counted through the replaced global operator new of counting_allocator.h.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -13,33 +11,10 @@
 #include "../support/random_block_sparse.h"
 #include "lsjit/runtime/linear/supernodal_cholesky.h"
 
-namespace {
-std::atomic<bool> counting{false};
-std::atomic<long> allocations{0};
+#include "counting_allocator.h"
 
-void* allocate(std::size_t size, std::size_t alignment) {
-  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
-  if (size == 0) size = 1;
-  void* p = alignment <= alignof(std::max_align_t)
-                ? std::malloc(size)
-                : std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-}  // namespace
-
-void* operator new(std::size_t size) { return allocate(size, 0); }
-void* operator new[](std::size_t size) { return allocate(size, 0); }
-void* operator new(std::size_t size, std::align_val_t a) { return allocate(size, static_cast<std::size_t>(a)); }
-void* operator new[](std::size_t size, std::align_val_t a) { return allocate(size, static_cast<std::size_t>(a)); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+using lsjit::testing::allocations;
+using lsjit::testing::counting;
 
 using namespace lsjit::linear;
 

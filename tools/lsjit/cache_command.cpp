@@ -442,7 +442,7 @@ int cache_command(const Args& args, std::ostream& out, std::ostream& err) {
     const std::string& a = args[i];
     auto value = [&](const char* what) -> std::optional<std::string> {
       if (i + 1 >= args.size()) {
-        err << "lsjit cache: " << a << " needs " << what << "\n";
+        err << "lsjit cache: " << printable(a) << " needs " << what << "\n";
         return std::nullopt;
       }
       return args[++i];
@@ -468,7 +468,7 @@ int cache_command(const Args& args, std::ostream& out, std::ostream& err) {
     } else if (a == "--all") {
       export_request.all = export_option = true;
     } else if (!a.empty() && a[0] == '-') {
-      err << "lsjit cache: unknown option '" << a << "'\n";
+      err << "lsjit cache: unknown option '" << printable(a) << "'\n";
       return 2;
     } else {
       positional.push_back(a);
@@ -479,7 +479,7 @@ int cache_command(const Args& args, std::ostream& out, std::ostream& err) {
   else if (command == "diff") wanted = 2;
   else if (command != "list" && command != "stats" && command != "verify" && command != "gc" &&
            command != "clear" && command != "export") {
-    err << "lsjit cache: unknown command '" << command << "'\n" << kCacheUsage;
+    err << "lsjit cache: unknown command '" << printable(command) << "'\n" << kCacheUsage;
     return 2;
   }
   if (command == "export") {
@@ -533,7 +533,7 @@ int cache_command(const Args& args, std::ostream& out, std::ostream& err) {
     }
     const auto bytes = compiler::parse_size(*max_size);
     if (!bytes) {
-      err << "lsjit cache gc: cannot read the size '" << *max_size
+      err << "lsjit cache gc: cannot read the size '" << printable(*max_size)
           << "': expected a number of bytes with an optional K, M or G suffix\n";
       return 2;
     }

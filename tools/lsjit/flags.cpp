@@ -14,8 +14,9 @@ std::string number_text(double x) {
   return buf;
 }
 
-// The complete text as a finite double, digits, sign, '.', exponent only.
-std::optional<double> strict_double(const std::string& text) {
+}  // namespace
+
+std::optional<double> parse_number(std::string_view text) {
   if (text.empty()) return std::nullopt;
   for (char c : text)
     if (!((c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E'))
@@ -23,26 +24,9 @@ std::optional<double> strict_double(const std::string& text) {
   double v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v)) return std::nullopt;
+  // A subnormal (4e-324) keeps no precision and its inverse or square is not finite.
+  if (v != 0 && !std::isnormal(v)) return std::nullopt;
   return v;
-}
-
-}  // namespace
-
-std::string printable(std::string_view text, size_t max_chars) {
-  std::string out;
-  size_t shown = 0;
-  for (unsigned char c : text) {
-    if (shown == max_chars) return out + "...";
-    if (c < 0x20 || c >= 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-    ++shown;
-  }
-  return out;
 }
 
 CLI::Validator integer_in(int64_t lo, int64_t hi) {
@@ -66,7 +50,7 @@ CLI::Validator number_in(double lo, double hi, bool lo_open) {
                                                  number_text(lo) + ", " + number_text(hi) + "]";
   return CLI::Validator(
       [lo, hi, lo_open, range](std::string& text) -> std::string {
-        const std::optional<double> v = strict_double(text);
+        const std::optional<double> v = parse_number(text);
         if (!v || (lo_open ? !(*v > lo) : !(*v >= lo)) || !(*v <= hi))
           return "expected " + range + ", not '" + printable(text) + "'";
         return "";

@@ -15,19 +15,23 @@
 #include <string_view>
 #include <vector>
 
+#include "lsjit/ir/error.h"
+
 namespace lsjit::cli {
 
 // Accepts a decimal integer (optional '-', digits only: no "0x10", "1e3", "+1" or spaces)
 // in [lo, hi]. Its message: "expected an integer from LO to HI, not 'TEXT'".
 CLI::Validator integer_in(int64_t lo, int64_t hi);
+// The complete text as a decimal number (digits, sign, '.', exponent only: no hex, inf,
+// nan or spaces) that is a normal double or 0; nullopt otherwise (also for a subnormal such
+// as 4e-324, and for anything out of a double's range). The one number parser of every flag.
+std::optional<double> parse_number(std::string_view text);
+
 // Accepts a finite decimal number (as strtod reads one, but no hex, inf or nan) in
 // [lo, hi], or (lo, hi] when lo_open. Its message names the range and the text.
 CLI::Validator number_in(double lo, double hi, bool lo_open = false);
 
-// `text` for a message: control bytes and bytes >= 0x7f as \xNN, cut after 40 characters
-// with "..." (or after max_chars): a flag's value may come from anywhere and must not
-// garble a terminal.
-std::string printable(std::string_view text, size_t max_chars = 40);
+using lsjit::printable;  // ir/error.h: a flag's value may come from anywhere
 
 // Parses args (everything after the subcommand's name) into app, which must have been set
 // up with app.allow_extras() off. Returns nullopt on success, else one line (newline

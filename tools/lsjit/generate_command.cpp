@@ -4,19 +4,22 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdint>
+#include <fstream>
 #include <limits>
-#include <map>
 #include <optional>
 #include <ostream>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include "commands.h"
+#include "flags.h"
 #include "lsjit/ir/error.h"
 #include "lsjit/runtime/io/synthetic.h"
+#include "lsjit/runtime/io/text.h"
 
 namespace lsjit::cli {
 namespace {
@@ -39,133 +42,128 @@ pose-graph   a Manhattan-world trajectory of N poses (SE2 or SE3), N - 1 odometr
 bal          C cameras on a ring around P points, each point seen by K distinct cameras,
              written as a BAL file. SIGMA (default 1) is the pixel noise; the initial
              cameras and points are perturbed from the truth.
-S (default 1) seeds the generator: the same arguments write the same file.
+SIGMA is 0 (no noise) or in [1e-12, 1e6]. S (default 1) seeds the generator: the same
+arguments write the same file. A problem that would not fit in the memory this process
+may use (RAM, ulimit -v, the cgroup's memory.max) is refused before any work.
 )";
 
-// Flag values as given, after checking that each flag is known and has a value.
-using Flags = std::map<std::string, std::string>;
+// The noise flag's range: 0 (noise-free) or a σ whose 1/σ² (the information written) and
+// whose samples stay well inside a double's range.
+constexpr double kMinNoise = 1e-12, kMaxNoise = 1e6;
 
-std::optional<Flags> parse_flags(const Args& args, const std::set<std::string>& known,
-                                 const std::string& kind, std::ostream& err) {
-  Flags flags;
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (!known.contains(a)) {
-      err << "lsjit generate " << kind << ": unknown option '" << a << "' (lsjit generate help)\n";
-      return std::nullopt;
-    }
-    if (i + 1 >= args.size()) {
-      err << "lsjit generate " << kind << ": " << a << " needs a value\n";
-      return std::nullopt;
-    }
-    flags[a] = args[++i];
-  }
-  return flags;
+CLI::Validator noise_in_range() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const std::optional<double> v = parse_number(text);
+        if (!v || !(*v == 0 || (*v >= kMinNoise && *v <= kMaxNoise)))
+          return "expected 0 or a standard deviation in [1e-12, 1e6], not '" + printable(text) + "'";
+        return "";
+      },
+      "0 or a standard deviation in [1e-12, 1e6]");
 }
 
-// The integer value of `flag` in [lo, hi], its default when absent, or a message on err.
-template <class Int>
-std::optional<Int> integer_flag(const Flags& flags, const std::string& flag, Int lo, Int hi,
-                                std::optional<Int> fallback, const std::string& expected,
-                                std::ostream& err) {
-  const auto it = flags.find(flag);
-  if (it == flags.end()) {
-    if (!fallback) err << "lsjit generate: " << flag << " is required: " << expected << "\n";
-    return fallback;
+// Parses the flags of `lsjit generate KIND` (args[0] is KIND) into `app`; false, with the
+// message on err, on a usage error.
+bool parse_generate_flags(CLI::App& app, const Args& args, const std::string& kind, std::ostream& err) {
+  std::vector<std::string> positional;
+  if (std::optional<std::string> error = parse_flags(app, Args(args.begin() + 1, args.end()), positional)) {
+    if (error->rfind("unknown option", 0) == 0) error->insert(error->size() - 1, " (lsjit generate help)");
+    err << "lsjit generate " << kind << ": " << *error;
+    return false;
   }
-  const std::string& text = it->second;
-  Int value{};
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < lo || value > hi) {
-    err << "lsjit generate: " << flag << " is '" << text << "': expected " << expected << "\n";
-    return std::nullopt;
+  if (!positional.empty()) {
+    err << "lsjit generate " << kind << ": unexpected argument '" << printable(positional[0]) << "'\n";
+    return false;
   }
-  return value;
+  return true;  // CLI11 itself refused a missing required flag ("--out is required")
 }
 
-std::optional<double> noise_flag(const Flags& flags, double fallback, std::ostream& err) {
-  const auto it = flags.find("--noise");
-  if (it == flags.end()) return fallback;
-  const std::string& text = it->second;
-  double value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || value < 0) {
-    err << "lsjit generate: --noise is '" << text
-        << "': expected a non-negative standard deviation\n";
-    return std::nullopt;
+// The first number on the first line of `path` that starts with `field`.
+std::optional<double> number_in_file(const char* path, std::string_view field) {
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with(field)) continue;
+    std::istringstream rest(line.substr(field.size()));
+    std::string token;
+    rest >> token;
+    return parse_number(token);
   }
-  return value;
+  return std::nullopt;
 }
 
-std::optional<std::string> out_flag(const Flags& flags, std::ostream& err) {
-  const auto it = flags.find("--out");
-  if (it == flags.end() || it->second.empty()) {
-    err << "lsjit generate: --out FILE is required: the file to write\n";
-    return std::nullopt;
-  }
-  return it->second;
-}
-
-// Whether a problem of `bytes` (an estimate of what generating and writing it holds in
-// memory at once) can be allocated: at most the machine's physical memory and the address
-// space limit. A count that passes the flag's range can still ask for terabytes
-// (--poses 2000000000), and that must be a message, not std::bad_alloc.
-bool fits_in_memory(double bytes, const std::string& what, std::ostream& err) {
+// How many bytes this process can still allocate: the smallest of the machine's physical
+// memory, the address-space limit (RLIMIT_AS, as `ulimit -v` sets it) less what the
+// process already maps, and its cgroup's memory.max less what the cgroup already uses.
+double allocatable_bytes() {
   double limit = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
-  if (struct rlimit r {}; getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY)
-    limit = std::min(limit, static_cast<double>(r.rlim_cur));
-  if (!(limit > 0) || bytes <= limit) return true;
+  if (struct rlimit r {}; getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY) {
+    const double mapped = number_in_file("/proc/self/status", "VmSize:").value_or(0) * 1024;  // in kB
+    limit = std::min(limit, static_cast<double>(r.rlim_cur) - mapped);
+  }
+  if (const auto max = number_in_file("/sys/fs/cgroup/memory.max", ""))  // "max" is no limit
+    limit = std::min(limit, *max - number_in_file("/sys/fs/cgroup/memory.current", "").value_or(0));
+  return limit;
+}
+
+// Whether a problem of `bytes` (the generator's bound on what generating and writing it
+// holds at once, synthetic.h) can be allocated: a count that passes the flag's range can
+// still ask for terabytes (--poses 2000000000), and that must be a message up front, not
+// std::bad_alloc or the OOM killer after minutes of work.
+bool fits_in_memory(double bytes, const std::string& what, std::ostream& err) {
+  const double limit = allocatable_bytes();
+  if (bytes <= limit) return true;
   char line[200];
-  std::snprintf(line, sizeof line, "%s would need about %.1f GiB of memory; this machine allows %.1f GiB\n",
-                what.c_str(), bytes / (1 << 30), limit / (1 << 30));
+  std::snprintf(line, sizeof line, "%s would need about %.2f GiB of memory; this process may allocate %.2f GiB\n",
+                what.c_str(), bytes / (1 << 30), std::max(limit, 0.0) / (1 << 30));
   err << "lsjit generate: " << line;
   return false;
 }
 
-// Bytes held per pose and per edge by generate_pose_graph and write_g2o (the truth and the
-// perturbed graph, an edge's measurement and information matrix, the text being written),
-// rounded up from SE3's sizes: an estimate for fits_in_memory, not an accounting.
-constexpr double kBytesPerPose = 400, kBytesPerEdge = 1200;
-constexpr double kBytesPerCamera = 400, kBytesPerPoint = 200, kBytesPerObservation = 150;
-
 constexpr uint64_t kDefaultSeed = 1;
 constexpr int64_t kMaxCount = std::numeric_limits<int32_t>::max();
 
-int pose_graph(const Args& args, std::ostream& out, std::ostream& err) {
-  const auto flags =
-      parse_flags(args, {"--dim", "--poses", "--loop-closures", "--noise", "--seed", "--indefinite-edges", "--out"},
-                  "pose-graph", err);
-  if (!flags) return 2;
-  const auto dim = integer_flag<int>(*flags, "--dim", 2, 3, std::nullopt, "2 or 3", err);
-  if (!dim) return 2;
-  const auto poses = integer_flag<int64_t>(*flags, "--poses", 1, kMaxCount, std::nullopt,
-                                           "a positive number of poses", err);
-  if (!poses) return 2;
-  const auto closures = integer_flag<int64_t>(*flags, "--loop-closures", 0, kMaxCount, std::nullopt,
-                                              "a non-negative number", err);
-  if (!closures) return 2;
-  const auto noise = noise_flag(*flags, 0.02, err);
-  if (!noise) return 2;
-  const auto seed = integer_flag<uint64_t>(*flags, "--seed", 0, ~uint64_t{0}, kDefaultSeed,
-                                           "a non-negative integer", err);
-  if (!seed) return 2;
-  // At most the number of edges: generate_pose_graph says so when it is more.
-  const auto indefinite = integer_flag<int64_t>(*flags, "--indefinite-edges", 0, 2 * kMaxCount, int64_t{0},
-                                                "a non-negative number, at most the number of edges", err);
-  if (!indefinite) return 2;
-  const auto file = out_flag(*flags, err);
-  if (!file) return 2;
-  if (!fits_in_memory(kBytesPerPose * *poses + kBytesPerEdge * (*poses + *closures),
-                      "a pose graph of " + std::to_string(*poses) + " poses", err))
-    return 2;
+// Any decimal uint64_t: every seed is a valid one.
+CLI::Validator any_seed() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        const bool digits = !text.empty() && text[0] >= '0' && text[0] <= '9';
+        return digits && ec == std::errc() && end == text.data() + text.size()
+                   ? std::string()
+                   : "expected a non-negative integer below 2^64, not '" + printable(text) + "'";
+      },
+      "a non-negative integer");
+}
 
+// --out: required, a file name; checked as an output (text.h) before any work.
+CLI::Option* add_out(CLI::App& app, std::string& file) {
+  return app.add_option("--out", file)->required()->check([](const std::string& s) {
+    return s.empty() ? std::string("expected a file name, not ''") : std::string();
+  });
+}
+
+int pose_graph(const Args& args, std::ostream& out, std::ostream& err) {
   io::PoseGraphSpec spec;
-  spec.dimension = *dim;
-  spec.poses = *poses;
-  spec.loop_closures = *closures;
-  spec.translation_sigma = spec.rotation_sigma = *noise;
-  spec.seed = *seed;
-  spec.indefinite_edges = *indefinite;
+  spec.seed = kDefaultSeed;
+  double noise = 0.02;
+  std::string file;
+  CLI::App app;
+  app.add_option("--dim", spec.dimension)->required()->check(integer_in(2, 3));
+  app.add_option("--poses", spec.poses)->required()->check(integer_in(1, kMaxCount));
+  app.add_option("--loop-closures", spec.loop_closures)->required()->check(integer_in(0, kMaxCount));
+  app.add_option("--noise", noise)->check(noise_in_range());
+  app.add_option("--seed", spec.seed)->check(any_seed());
+  // At most the number of edges: generate_pose_graph says so when it is more.
+  app.add_option("--indefinite-edges", spec.indefinite_edges)->check(integer_in(0, 2 * kMaxCount));
+  add_out(app, file);
+  if (!parse_generate_flags(app, args, "pose-graph", err)) return 2;
+  spec.translation_sigma = spec.rotation_sigma = noise;
+  if (!fits_in_memory(io::generated_pose_graph_bytes(spec),
+                      "a pose graph of " + std::to_string(spec.poses) + " poses", err))
+    return 2;
+  (void)io::detail::checked_write_target(file);  // a refused --out is refused before the work
+
   io::GeneratedPoseGraph generated;
   try {
     generated = io::generate_pose_graph(spec);
@@ -173,50 +171,36 @@ int pose_graph(const Args& args, std::ostream& out, std::ostream& err) {
     err << "lsjit generate pose-graph: " << e.what() << "\n";
     return 2;
   }
-  io::write_g2o(*file, generated.graph, {.allow_indefinite_information = *indefinite > 0});
-  out << "wrote " << *file << ": SE" << *dim << " pose graph, " << *poses << " poses, "
-      << generated.graph.num_edges() << " edges (" << *poses - 1 << " odometry, " << *closures
-      << " loop closures), noise " << *noise << ", seed " << *seed;
-  if (*indefinite > 0)
-    out << ", " << *indefinite << " with an information matrix that is not positive definite (lsjit solve "
+  io::write_g2o(file, generated.graph, {.allow_indefinite_information = spec.indefinite_edges > 0});
+  out << "wrote " << printable(file, std::string::npos) << ": SE" << spec.dimension << " pose graph, " << spec.poses
+      << " poses, " << generated.graph.num_edges() << " edges (" << spec.poses - 1 << " odometry, "
+      << spec.loop_closures << " loop closures), noise " << noise << ", seed " << spec.seed;
+  if (spec.indefinite_edges > 0)
+    out << ", " << spec.indefinite_edges << " with an information matrix that is not positive definite (lsjit solve "
         << "--repair-information block-diagonal|nearest-pd reads them)";
   out << "\n";
   return 0;
 }
 
 int bal(const Args& args, std::ostream& out, std::ostream& err) {
-  const auto flags = parse_flags(
-      args, {"--cameras", "--points", "--observations-per-point", "--noise", "--seed", "--out"},
-      "bal", err);
-  if (!flags) return 2;
-  const auto cameras = integer_flag<int32_t>(*flags, "--cameras", 1, INT32_MAX, std::nullopt,
-                                             "a positive number of cameras", err);
-  if (!cameras) return 2;
-  const auto points = integer_flag<int32_t>(*flags, "--points", 0, INT32_MAX, std::nullopt,
-                                            "a non-negative number of points", err);
-  if (!points) return 2;
-  const auto per_point =
-      integer_flag<int32_t>(*flags, "--observations-per-point", 1, INT32_MAX, std::nullopt,
-                            "a positive number, at most the number of cameras", err);
-  if (!per_point) return 2;
-  const auto noise = noise_flag(*flags, 1.0, err);
-  if (!noise) return 2;
-  const auto seed = integer_flag<uint64_t>(*flags, "--seed", 0, ~uint64_t{0}, kDefaultSeed,
-                                           "a non-negative integer", err);
-  if (!seed) return 2;
-  const auto file = out_flag(*flags, err);
-  if (!file) return 2;
-  if (!fits_in_memory(kBytesPerCamera * *cameras + kBytesPerPoint * *points +
-                          kBytesPerObservation * double(*points) * *per_point,
-                      "a BAL problem of " + std::to_string(*points) + " points", err))
-    return 2;
-
   io::BalSpec spec;
-  spec.cameras = *cameras;
-  spec.points = *points;
-  spec.observations_per_point = *per_point;
-  spec.pixel_sigma = *noise;
-  spec.seed = *seed;
+  spec.seed = kDefaultSeed;
+  spec.pixel_sigma = 1.0;
+  std::string file;
+  CLI::App app;
+  app.add_option("--cameras", spec.cameras)->required()->check(integer_in(1, INT32_MAX));
+  app.add_option("--points", spec.points)->required()->check(integer_in(0, INT32_MAX));
+  // At most the number of cameras: generate_bal says so when it is more.
+  app.add_option("--observations-per-point", spec.observations_per_point)->required()->check(integer_in(1, INT32_MAX));
+  app.add_option("--noise", spec.pixel_sigma)->check(noise_in_range());
+  app.add_option("--seed", spec.seed)->check(any_seed());
+  add_out(app, file);
+  if (!parse_generate_flags(app, args, "bal", err)) return 2;
+  if (!fits_in_memory(io::generated_bal_bytes(spec), "a BAL problem of " + std::to_string(spec.points) + " points",
+                      err))
+    return 2;
+  (void)io::detail::checked_write_target(file);
+
   io::GeneratedBal generated;
   try {
     generated = io::generate_bal(spec);
@@ -224,10 +208,10 @@ int bal(const Args& args, std::ostream& out, std::ostream& err) {
     err << "lsjit generate bal: " << e.what() << "\n";
     return 2;
   }
-  io::write_bal(*file, generated.initial);
-  out << "wrote " << *file << ": BAL problem, " << *cameras << " cameras, " << *points
-      << " points, " << generated.initial.observations.size() << " observations, pixel noise "
-      << *noise << ", seed " << *seed << "\n";
+  io::write_bal(file, generated.initial);
+  out << "wrote " << printable(file, std::string::npos) << ": BAL problem, " << spec.cameras << " cameras, "
+      << spec.points << " points, " << generated.initial.observations.size() << " observations, pixel noise "
+      << spec.pixel_sigma << ", seed " << spec.seed << "\n";
   return 0;
 }
 
@@ -244,7 +228,7 @@ int generate_command(const Args& args, std::ostream& out, std::ostream& err) {
   }
   if (args[0] == "pose-graph") return pose_graph(args, out, err);
   if (args[0] == "bal") return bal(args, out, err);
-  err << "lsjit generate: unknown problem kind '" << args[0] << "': expected pose-graph or bal\n";
+  err << "lsjit generate: unknown problem kind '" << printable(args[0]) << "': expected pose-graph or bal\n";
   return 2;
 }
 

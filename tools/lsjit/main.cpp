@@ -7,6 +7,7 @@
 
 #include "lsjit/ir/error.h"
 #include "commands.h"
+#include "terminal_safe.h"
 #include "lsjit/compiler/kernel_cache.h"
 #include "lsjit/runtime/linear/supernodal_kernels.h"
 
@@ -44,6 +45,7 @@ commands:
 }  // namespace
 
 int main(int argc, char** argv) {
+  const lsjit::cli::TerminalSafeStreams terminal_safe;  // every byte written below is escaped as needed
   if (argc < 2) {
     std::cerr << kUsage;
     return 2;
@@ -69,7 +71,7 @@ int main(int argc, char** argv) {
       std::cout << kUsage;
       return 0;
     }
-    std::cerr << "lsjit: unknown command '" << command << "'\n" << kUsage;
+    std::cerr << "lsjit: unknown command '" << lsjit::printable(command) << "'\n" << kUsage;
     return 2;
   } catch (const lsjit::Error& e) {
     std::cerr << "lsjit: " << e.what() << "\n";

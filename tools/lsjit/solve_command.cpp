@@ -1,13 +1,10 @@
 // lsjit solve FILE: read a standard problem file, solve it, print the summary, optionally
 // write the solution in the same format. The flags are parsed by solve_flags.h.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstring>
+#include <filesystem>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <variant>
@@ -20,55 +17,51 @@
 #include "lsjit/compiler/kernel_cache.h"
 #include "lsjit/ir/error.h"
 #include "lsjit/runtime/bal_problem.h"
+#include "lsjit/runtime/io/input_file.h"
+#include "lsjit/runtime/io/text.h"
 #include "lsjit/runtime/pose_graph_init.h"
 #include "lsjit/runtime/pose_graph_problem.h"
 
 namespace lsjit::cli {
 namespace {
 
-// From the first non-blank, non-comment line within the file's first 64 KiB: "g2o" when it
-// starts with a g2o tag, "bal" when it is three non-negative integers (BAL's counts), else
-// "". Only that prefix is read, so a huge or endless input (a pipe, /dev/zero) costs
-// nothing here; the reader then checks the whole file.
-std::string detect_format(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int e = errno;
-    throw Error(printable(path) + ": cannot open the file: " + std::strerror(e));
+// An output of the run (`flag` FILE), checked before the solve as AtomicFileWriter checks
+// it (text.h: a regular or new file, links only where protected_symlinks would follow
+// them, a temporary file can be made beside it; the probe leaves nothing behind), and
+// neither the input nor a file an earlier output (`taken`) writes. Its target is added to
+// `taken`. nullopt when it passes, else the message.
+std::optional<std::string> refused_output(const char* flag, const std::string& file, const io::InputFile& input,
+                                          std::vector<std::filesystem::path>& taken) {
+  const std::string named = std::string(flag) + " " + printable(file, std::string::npos);
+  std::filesystem::path target;
+  try {
+    const io::detail::AtomicFileWriter probe(file);  // destroyed uncommitted: nothing written
+    target = probe.target();
+  } catch (const Error& e) {
+    return std::string(flag) + ": " + e.what();
   }
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    throw Error(printable(path) + ": is a directory, expected a g2o or BAL file");
+  if (input.is_same_file(target))
+    return named + ": cannot write: it is the input " + printable(input.name(), std::string::npos) +
+           ", which lsjit never overwrites";
+  std::error_code ec;
+  for (const std::filesystem::path& other : taken)
+    if (std::filesystem::weakly_canonical(target, ec) == std::filesystem::weakly_canonical(other, ec))
+      return named + ": cannot write: another output of this run writes that file";
+  taken.push_back(target);
+  return std::nullopt;
+}
+
+// Runs `write` for the output `flag` names; on failure says which output failed and why on
+// `err` and returns false. One output's failure never stops another from being written.
+template <class Write>
+bool write_output(const char* flag, Write&& write, std::ostream& err) {
+  try {
+    write();
+    return true;
+  } catch (const Error& e) {
+    err << "lsjit solve: " << flag << ": " << e.what() << "\n";
+    return false;
   }
-  constexpr size_t kPrefix = 64 * 1024;
-  std::string prefix(kPrefix, '\0');
-  size_t got = 0;
-  while (got < kPrefix) {
-    const ssize_t n = ::read(fd, prefix.data() + got, kPrefix - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  prefix.resize(got);
-  std::istringstream in(prefix);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 byte order mark
-    const size_t start = line.find_first_not_of(" \t\r");
-    if (start == std::string::npos || line[start] == '#') continue;
-    if (line.compare(start, 7, "VERTEX_") == 0 || line.compare(start, 5, "EDGE_") == 0 ||
-        line.compare(start, 3, "FIX") == 0)
-      return "g2o";
-    std::istringstream tokens(line);
-    std::vector<std::string> t;
-    for (std::string tok; tokens >> tok;) t.push_back(tok);
-    const bool counts = t.size() == 3 && std::all_of(t.begin(), t.end(), [](const std::string& x) {
-      return std::all_of(x.begin(), x.end(), [](char c) { return c >= '0' && c <= '9'; });
-    });
-    return counts ? "bal" : "";
-  }
-  return "";
 }
 
 // Replaces the graph's poses by the initialization `init` names ("file" keeps them);
@@ -103,42 +96,78 @@ void warn_repaired(const io::PoseGraph& graph, const SolveFlags& f, std::ostream
       << io::information_repair_name(f.repair_information) << ")\n";
 }
 
-// Solves and writes the solution to `out_file` (if any) in the file's format.
-SolveResult solve_file(const SolveFlags& f, std::ostream& err) {
-  // The process's kernel cache before the file is read: an empty one starts loading the
-  // compiler meanwhile (kernel_cache.h).
-  (void)compiler::default_cache();
-  AnalyzeOptions analyze_options;
-  analyze_options.compile.cpu_level = f.cpu_level;
-  if (f.format == "bal") {
-    io::BalProblem bal = io::read_bal(f.file);
-    BalLeastSquares p = make_bal_problem(bal, f.loss);
-    const AnalyzedProblem analyzed = p.problem.analyze(analyze_options);
-    SolveResult r = analyzed.solve(p.initial, f.options);
-    r.summary.record_initialization(f.init, 0);
-    if (!f.plot_file.empty()) write_bundle_plot(f.plot_file, f.file, bal, analyzed, p.initial, r);
-    if (!f.out_file.empty() && r.summary.usable()) {
-      update_bal(bal, r.values);
-      io::write_bal(f.out_file, bal);
-    }
-    return r;
+// What a solve leaves for the outputs: the result, and whether every output asked for was
+// written.
+struct SolveOutcome {
+  SolveResult result;
+  bool outputs_written = true;
+};
+
+// The solution first (--out), then the plot: a plot that cannot be written never costs the
+// user the solution. A solve that is not usable writes no solution, and says so.
+template <class WriteSolution, class WritePlot>
+bool write_outputs(const SolveFlags& f, const SolveResult& r, WriteSolution&& solution, WritePlot&& plot,
+                   std::ostream& err) {
+  bool written = true;
+  if (!f.out_file.empty()) {
+    if (r.summary.usable()) written = write_output("--out", solution, err) && written;
+    else err << "lsjit solve: the solve failed: no solution written to " << printable(f.out_file, std::string::npos) << "\n";
   }
-  io::PoseGraph graph = io::read_g2o(f.file, {.repair_information = f.repair_information});
+  if (!f.plot_file.empty()) written = write_output("--plot", plot, err) && written;
+  return written;
+}
+
+SolveOutcome solve_bal(const SolveFlags& f, io::InputFile&& input, const AnalyzeOptions& analyze_options,
+                       std::ostream& err) {
+  const std::string name = input.name();
+  io::BalProblem bal = io::read_bal(std::move(input));
+  BalLeastSquares p = make_bal_problem(bal, f.loss);
+  const AnalyzedProblem analyzed = p.problem.analyze(analyze_options);
+  SolveOutcome o{analyzed.solve(p.initial, f.options)};
+  o.result.summary.record_initialization(f.init, 0);
+  o.outputs_written = write_outputs(
+      f, o.result,
+      [&] {
+        update_bal(bal, o.result.values);
+        io::write_bal(f.out_file, bal);
+      },
+      [&] { write_bundle_plot(f.plot_file, name, bal, analyzed, p.initial, o.result); }, err);
+  return o;
+}
+
+SolveOutcome solve_pose_graph(const SolveFlags& f, io::InputFile&& input, const AnalyzeOptions& analyze_options,
+                              std::ostream& err) {
+  const std::string name = input.name();
+  io::PoseGraph graph = io::read_g2o(std::move(input), {.repair_information = f.repair_information});
   warn_repaired(graph, f, err);
   const double init_s = initialize_poses(graph, f.init);
   PoseGraphProblem p = make_pose_graph_problem(graph, f.loss);
   SolverOptions options = f.options;
   if (!f.initial_radius_given) options.initial_trust_region_radius = kPoseGraphInitialTrustRegionRadius;
-  SolveResult r = p.problem.analyze(analyze_options).solve(p.initial, options);
-  r.summary.record_initialization(f.init, init_s);
-  r.summary.record_information_repair(std::string(io::information_repair_name(f.repair_information)),
-                                      graph.num_repaired_edges());
-  if (!f.plot_file.empty()) write_solve_plot(f.plot_file, f.file, graph, r);
-  if (!f.out_file.empty() && r.summary.usable()) {
-    update_poses(graph, r.values);
-    io::write_g2o(f.out_file, graph);
-  }
-  return r;
+  SolveOutcome o{p.problem.analyze(analyze_options).solve(p.initial, options)};
+  o.result.summary.record_initialization(f.init, init_s);
+  o.result.summary.record_information_repair(std::string(io::information_repair_name(f.repair_information)),
+                                             graph.num_repaired_edges());
+  const io::PoseGraph before = f.plot_file.empty() ? io::PoseGraph{} : graph;  // the plot's before panel
+  o.outputs_written = write_outputs(
+      f, o.result,
+      [&] {
+        update_poses(graph, o.result.values);
+        io::write_g2o(f.out_file, graph);
+      },
+      [&] { write_solve_plot(f.plot_file, name, before, o.result); }, err);
+  return o;
+}
+
+// Solves and writes the outputs asked for.
+SolveOutcome solve_file(const SolveFlags& f, io::InputFile&& input, std::ostream& err) {
+  // The process's kernel cache before the file is read: an empty one starts loading the
+  // compiler meanwhile (kernel_cache.h).
+  (void)compiler::default_cache();
+  AnalyzeOptions analyze_options;
+  analyze_options.compile.cpu_level = f.cpu_level;
+  return f.format == "bal" ? solve_bal(f, std::move(input), analyze_options, err)
+                           : solve_pose_graph(f, std::move(input), analyze_options, err);
 }
 
 }  // namespace
@@ -155,9 +184,10 @@ int solve_command(const Args& args, std::ostream& out, std::ostream& err) {
     out << kSolveUsage;
     return 0;
   }
-  if (f.format.empty()) f.format = detect_format(f.file);
+  io::InputFile input(f.file);  // read once: a pipe, a FIFO or "-" (standard input) too
+  if (f.format.empty()) f.format = io::format_from_head(input.head());
   if (f.format.empty()) {
-    err << "lsjit solve: " << printable(f.file) << ": cannot tell the format (expected g2o VERTEX_ / EDGE_ "
+    err << "lsjit solve: " << printable(input.name()) << ": cannot tell the format (expected g2o VERTEX_ / EDGE_ "
         << "lines, or a BAL header of three counts); pass --format\n";
     return 1;
   }
@@ -171,12 +201,27 @@ int solve_command(const Args& args, std::ostream& out, std::ostream& err) {
         << printable(f.file) << " is " << f.format << "\n";
     return 2;
   }
+  // A solution that cannot be written is refused before the solve; a plot that cannot be
+  // is left out, and the solve and its solution go on.
+  std::vector<std::filesystem::path> outputs;
+  if (!f.out_file.empty())
+    if (const std::optional<std::string> refusal = refused_output("--out", f.out_file, input, outputs)) {
+      err << "lsjit solve: " << *refusal << "\n";
+      return 1;
+    }
+  bool plot_refused = false;
+  if (!f.plot_file.empty())
+    if (const std::optional<std::string> refusal = refused_output("--plot", f.plot_file, input, outputs)) {
+      err << "lsjit solve: " << *refusal << "; solving without the plot\n";
+      f.plot_file.clear();
+      plot_refused = true;
+    }
   f.options.log = &out;
   if (f.json) f.options.verbose = false;
-  const SolveResult result = solve_file(f, err);
-  if (f.json) out << result.summary.json() << "\n";
-  else out << result.summary.report();
-  return result.summary.usable() ? 0 : 1;
+  const SolveOutcome outcome = solve_file(f, std::move(input), err);
+  if (f.json) out << outcome.result.summary.json() << "\n";
+  else out << outcome.result.summary.report();
+  return outcome.result.summary.usable() && outcome.outputs_written && !plot_refused ? 0 : 1;
 }
 
 }  // namespace lsjit::cli

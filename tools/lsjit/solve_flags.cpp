@@ -15,12 +15,11 @@ constexpr int64_t kIntMax = std::numeric_limits<int>::max();
 std::optional<Loss> parse_loss(const std::string& text) {
   const size_t colon = text.find(':');
   if (colon == std::string::npos) return std::nullopt;
-  std::string scale_text = text.substr(colon + 1);
-  if (!number_in(0, kHuge, true)(scale_text).empty()) return std::nullopt;
-  const double scale = std::stod(scale_text);
+  const std::optional<double> scale = parse_number(std::string_view(text).substr(colon + 1));
+  if (!scale || !(*scale >= kMinLossScale && *scale <= kMaxLossScale)) return std::nullopt;
   const std::string name = text.substr(0, colon);
   for (auto make : {&HuberLoss, &SoftLOneLoss, &CauchyLoss, &ArctanLoss, &TukeyLoss}) {
-    const Loss loss = make(scale);
+    const Loss loss = make(*scale);
     if (loss_name(loss.kind) == name) return loss;
   }
   return std::nullopt;
@@ -31,11 +30,13 @@ std::optional<Loss> parse_loss(const std::string& text) {
 const char* const kSolveUsage = R"(usage: lsjit solve FILE [options]
 
 Solves a g2o pose graph or a BAL bundle-adjustment file and prints the solver summary
-(cost is 1/2 sum |r|^2).
+(cost is 1/2 sum |r|^2). FILE may be a pipe or a FIFO, and - reads standard input.
 
   --format g2o|bal      the file's format (default: from its content)
-  --out FILE            write the solution in the same format (a regular file or a new one)
-  --plot FILE.svg       draw the solve: a pose graph before (the initial poses, see
+  --out FILE            write the solution in the same format (a regular file or a new one;
+                        never the input, never through another user's symlink)
+  --plot FILE.svg       draw the solve (written after the solution; if it cannot be
+                        written the solve goes on and the exit status is 1): a pose graph before (the initial poses, see
                         --init) and after (3D graphs projected on the x-y plane), or a
                         BAL problem's reprojection errors before and after (histograms);
                         and the cost per iteration
@@ -66,7 +67,7 @@ Solves a g2o pose graph or a BAL bundle-adjustment file and prints the solver su
                         such edges change; the report and --json count them, and a warning
                         on stderr names the first
   --loss NAME:SCALE     robustify every residual: huber, soft_l_one, cauchy, arctan or
-                        tukey, with its scale > 0 (e.g. cauchy:1.0)
+                        tukey, with its scale in [1e-150, 1e150] (e.g. cauchy:1.0)
   --threads N           evaluation threads, 0 to 1024 (default 1; 0: all hardware threads)
   --mixed-precision auto|never|always
                         sparse_cholesky in single precision, each step refined in double to
@@ -112,7 +113,7 @@ std::variant<SolveFlags, FlagError> parse_solve_flags(const std::vector<std::str
   app.add_option("--loss", loss_text)->check([](const std::string& s) {
     return parse_loss(s) ? std::string()
                          : "expected NAME:SCALE with NAME huber, soft_l_one, cauchy, arctan or tukey and "
-                           "SCALE > 0, not '" + printable(s) + "'";
+                           "SCALE in [1e-150, 1e150], not '" + printable(s) + "'";
   });
   app.add_option("--max-iterations", f.options.max_iterations)->check(integer_in(0, kIntMax));
   app.add_option("--threads", f.options.num_threads)->check(integer_in(0, kMaxThreads));

@@ -3,9 +3,9 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 
 #include "lsjit/ir/error.h"
+#include "lsjit/runtime/io/text.h"
 #include "lsjit/runtime/pose_graph_problem.h"
 
 namespace lsjit::cli {
@@ -70,12 +70,8 @@ SolvePlot make_solve_plot(const std::string& name, const io::PoseGraph& before, 
 }
 
 namespace {
-void write_svg(const std::string& svg_path, const std::string& svg) {
-  std::ofstream out(svg_path, std::ios::binary | std::ios::trunc);
-  out << svg;
-  out.close();
-  if (!out) throw Error(svg_path + ": cannot write the plot");
-}
+// Through the writer of every output (text.h): whole or not at all, regular files only.
+void write_svg(const std::string& svg_path, const std::string& svg) { io::detail::write_file_atomically(svg_path, svg); }
 
 std::vector<double> reprojection_errors(const AnalyzedProblem& analyzed, const Values& values) {
   std::vector<double> errors;

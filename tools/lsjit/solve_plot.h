@@ -18,7 +18,8 @@ namespace lsjit::cli {
 // file's name for the title.
 SolvePlot make_solve_plot(const std::string& name, const io::PoseGraph& before, const SolveResult& result);
 
-// Writes solve_plot_svg(make_solve_plot(...)) to `svg_path`; lsjit::Error if it cannot.
+// Writes solve_plot_svg(make_solve_plot(...)) to `svg_path` as every output is written
+// (io::detail::AtomicFileWriter); lsjit::Error "PATH: cannot write: REASON" if it cannot.
 void write_solve_plot(const std::string& svg_path, const std::string& name, const io::PoseGraph& before,
                       const SolveResult& result);
 

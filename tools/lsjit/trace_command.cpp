@@ -91,12 +91,12 @@ int trace_command(const Args& args, std::ostream& out, std::ostream& err) {
       }
       ++i;
     } else if (!args[i].empty() && args[i][0] == '-') {
-      err << "lsjit trace: unknown option '" << args[i] << "'\n";
+      err << "lsjit trace: unknown option '" << printable(args[i]) << "'\n";
       return 2;
     } else if (source.empty()) {
       source = args[i];
     } else {
-      err << "lsjit trace: unexpected argument '" << args[i] << "'\n";
+      err << "lsjit trace: unexpected argument '" << printable(args[i]) << "'\n";
       return 2;
     }
   }
@@ -115,7 +115,7 @@ int trace_command(const Args& args, std::ostream& out, std::ostream& err) {
   }
   const std::optional<compiler::KernelMode> mode = compiler::mode_from_name(mode_text);
   if (!mode) {
-    err << "lsjit trace: unknown mode '" << mode_text
+    err << "lsjit trace: unknown mode '" << printable(mode_text)
         << "': expected residual, residual_jacobian or normal_equations\n";
     return 2;
   }
@@ -127,7 +127,7 @@ int trace_command(const Args& args, std::ostream& out, std::ostream& err) {
   else if (!stage.empty()) {
     wanted = ir::stage_from_name(stage);
     if (!wanted) {
-      err << "lsjit trace: unknown stage '" << stage
+      err << "lsjit trace: unknown stage '" << printable(stage)
           << "': expected traced, simplified, jacobian, normal_equations, llvm, optimized or "
              "asm\n";
       return 2;
@@ -152,12 +152,12 @@ int trace_command(const Args& args, std::ostream& out, std::ostream& err) {
     std::ostringstream text;
     text << in.rdbuf();
     if (!in) {
-      err << "lsjit trace: cannot read '" << source << "'\n";
+      err << "lsjit trace: cannot read '" << printable(source) << "'\n";
       return 1;
     }
     trace = ir::parse(text.str(), source);  // lsjit::Error names file, line and column
   } else {
-    err << "lsjit trace: '" << source
+    err << "lsjit trace: '" << printable(source)
         << "' is neither a built-in cost (lsjit trace --list shows them) nor an IR file\n";
     return 2;
   }
@@ -171,7 +171,7 @@ int trace_command(const Args& args, std::ostream& out, std::ostream& err) {
     return 0;
   }
   if (trace.stage != ir::Stage::Traced) {
-    err << "lsjit trace: '" << source << "' is at stage " << ir::stage_name(trace.stage)
+    err << "lsjit trace: '" << printable(source) << "' is at stage " << ir::stage_name(trace.stage)
         << "; only a traced stage can be turned into "
         << (machine ? stage : std::string(ir::stage_name(target))) << "\n";
     return 1;
