@@ -7,6 +7,7 @@
 #include "lsjit/ir/differentiate.h"
 #include "lsjit/ir/interpreter.h"
 #include "lsjit/ir/normal_equations.h"
+#include "lsjit/ir/work_limits.h"
 
 namespace lsjit::compiler {
 
@@ -96,13 +97,31 @@ std::vector<bool> stored_outputs(const KernelLayout& layout, const std::vector<i
   return stored;
 }
 
-ir::Trace graph_for_mode(const ir::Trace& traced, KernelMode mode) {
+namespace {
+ir::Trace unchecked_graph_for_mode(const ir::Trace& traced, KernelMode mode) {
   switch (mode) {
     case KernelMode::Residual: return ir::simplify_residual(traced);
     case KernelMode::ResidualJacobian: return ir::differentiate(traced);
     case KernelMode::NormalEquations: return ir::normal_equations(ir::differentiate(traced));
   }
   throw std::logic_error("graph_for_mode: unknown mode");
+}
+}  // namespace
+
+size_t kernel_size(const ir::Graph& g) { return g.size() + g.outputs.size(); }
+
+ir::Trace graph_for_mode(const ir::Trace& traced, KernelMode mode) {
+  const auto check = [&](const ir::Trace& graph, KernelMode of) {
+    ir::check_work(traced, (std::string("its ") + std::string(mode_name(of)) + " kernel (nodes and outputs)").c_str(),
+                   kernel_size(graph.graph), kMaxKernelOps);
+  };
+  // Every mode's graph computes the residual: where the trace alone is too large to tell,
+  // the simplified residual (linear work) is checked before the derivatives are built.
+  if (mode != KernelMode::Residual && kernel_size(traced.graph) > kMaxKernelOps)
+    check(ir::simplify_residual(traced), KernelMode::Residual);
+  ir::Trace graph = unchecked_graph_for_mode(traced, mode);
+  check(graph, mode);
+  return graph;
 }
 
 ScatterTables contiguous_scatter(const KernelLayout& layout, double* const* outputs, int64_t instances) {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "lsjit/ir/verify.h"
+#include "lsjit/ir/work_limits.h"
 
 namespace lsjit::ir {
 namespace {
@@ -228,6 +229,7 @@ void check_traced(const Trace& traced) {
 
 Trace simplify_residual(const Trace& traced) {
   check_traced(traced);
+  check_work(traced, "simplifying its graph (nodes)", traced.graph.size(), kMaxGraphNodes);
   Differentiable p = prepare(traced);
   for (uint32_t r = 0; r < p.residual.size(); ++r)
     p.builder.add_output({OutputRole::Residual, r, 0, 0, p.residual[r]});
@@ -241,6 +243,21 @@ Trace simplify_residual(const Trace& traced) {
 
 Trace differentiate(const Trace& traced, Accumulation mode, DifferentiationReport* report) {
   check_traced(traced);
+  // Each mode only where its predicted work is within the limit: Auto then builds the one
+  // that fits when only one does, and a graph that fits neither is refused before either
+  // is built.
+  const WorkEstimate work = estimate_work(traced);
+  check_work(traced, "simplifying its graph (nodes)", work.nodes, kMaxGraphNodes);
+  const bool forward_fits = work.forward_visits <= kMaxDifferentiationVisits;
+  const bool reverse_fits = work.reverse_visits <= kMaxDifferentiationVisits;
+  if (mode == Accumulation::Auto && forward_fits != reverse_fits)
+    mode = forward_fits ? Accumulation::Forward : Accumulation::Reverse;
+  if (mode != Accumulation::Reverse && !(mode == Accumulation::Auto && reverse_fits))
+    check_work(traced, "differentiating it by forward accumulation (node visits)", work.forward_visits,
+               kMaxDifferentiationVisits);
+  if (mode != Accumulation::Forward && !(mode == Accumulation::Auto && forward_fits))
+    check_work(traced, "differentiating it by reverse accumulation (node visits)", work.reverse_visits,
+               kMaxDifferentiationVisits);
   DifferentiationReport r;
   Trace result;
   if (mode == Accumulation::Auto) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "lsjit/ir/verify.h"
+#include "lsjit/ir/work_limits.h"
 
 namespace lsjit::ir {
 namespace {
@@ -26,6 +27,9 @@ Trace normal_equations(const Trace& jac) {
     throw std::logic_error("normal_equations expects a trace at stage 'jacobian', found stage '" +
                            std::string(stage_name(jac.stage)) + "'");
   verify(jac);
+  const WorkEstimate work = estimate_work(jac);
+  check_work(jac, "its Gauss-Newton block (entries)", work.hessian_entries, kMaxNormalEquationsEntries);
+  check_work(jac, "its Gauss-Newton block (products)", work.hessian_products, kMaxNormalEquationsProducts);
   const Signature& sig = jac.signature;
   const Graph& g = jac.graph;
   const uint32_t rows = sig.residual_dim;

@@ -15,6 +15,7 @@
 
 #include "lsjit/ir/error.h"
 #include "lsjit/ir/verify.h"
+#include "lsjit/ir/work_limits.h"
 
 namespace lsjit::ir {
 namespace {
@@ -419,6 +420,8 @@ class Parser {
     const uint32_t id = l.node_ref("a node id");
     if (id != g.size())
       l.fail_token("%" + std::to_string(g.size()) + " (nodes are numbered in order)");
+    if (g.size() >= kMaxGraphNodes)
+      l.fail_token("at most " + std::to_string(kMaxGraphNodes) + " nodes (work_limits.h: split the cost)");
     l.expect('=', "'=' after the node id");
     const std::string_view op_name = l.word();
     Node n;

@@ -21,6 +21,15 @@ fs::path scratch(const char* name) {
   return dir / name;
 }
 
+// The most heap bytes held at once while `work` runs, beyond what was held before.
+template <class Work>
+double peak_bytes_of(Work&& work) {
+  const long long before = lsjit::testing::live_bytes.load();
+  lsjit::testing::reset_peak_bytes();
+  work();
+  return static_cast<double>(lsjit::testing::peak_bytes.load() - before);
+}
+
 }  // namespace
 
 TEST_CASE("generate: the memory bound of a BAL problem holds while it is generated and written") {
@@ -30,13 +39,7 @@ TEST_CASE("generate: the memory bound of a BAL problem holds while it is generat
     spec.points = points;
     spec.observations_per_point = per_point;
     const fs::path file = scratch("problem.bal");
-    const long long before = lsjit::testing::live_bytes.load();
-    lsjit::testing::reset_peak_bytes();
-    {
-      const lsjit::io::GeneratedBal generated = lsjit::io::generate_bal(spec);
-      lsjit::io::write_bal(file, generated.initial);
-    }
-    const double held = static_cast<double>(lsjit::testing::peak_bytes.load() - before);
+    const double held = peak_bytes_of([&] { lsjit::io::write_bal(file, lsjit::io::generate_bal(spec).initial); });
     const double bound = lsjit::io::generated_bal_bytes(spec);
     CAPTURE(points);
     CAPTURE(held);
@@ -55,13 +58,7 @@ TEST_CASE("generate: the memory bound of a pose graph holds while it is generate
     spec.poses = 100000;
     spec.loop_closures = 20000;
     const fs::path file = scratch("graph.g2o");
-    const long long before = lsjit::testing::live_bytes.load();
-    lsjit::testing::reset_peak_bytes();
-    {
-      const lsjit::io::GeneratedPoseGraph generated = lsjit::io::generate_pose_graph(spec);
-      lsjit::io::write_g2o(file, generated.graph);
-    }
-    const double held = static_cast<double>(lsjit::testing::peak_bytes.load() - before);
+    const double held = peak_bytes_of([&] { lsjit::io::write_g2o(file, lsjit::io::generate_pose_graph(spec).graph); });
     const double bound = lsjit::io::generated_pose_graph_bytes(spec);
     CAPTURE(dimension);
     CAPTURE(held);

@@ -1,0 +1,42 @@
+#include "lsjit/ir/work_limits.h"
+
+#include <string>
+#include <vector>
+
+#include "lsjit/ir/error.h"
+
+namespace lsjit::ir {
+
+WorkEstimate estimate_work(const Trace& traced) {
+  WorkEstimate w;
+  const Graph& g = traced.graph;
+  w.nodes = g.size();
+  std::vector<bool> depends(g.size(), false);
+  for (NodeId i = 0; i < g.size(); ++i) {
+    const Node& n = g.nodes[i];
+    bool d = n.op == Op::Input && n.input.kind == InputKind::Tangent;
+    for (int k = 0; k < n.num_args && !d; ++k) d = depends[n.args[k]];
+    depends[i] = d;
+    w.dependent_nodes += d;
+  }
+  w.residuals = traced.signature.residual_dim;
+  for (const VarSlot& v : traced.signature.vars) w.tangent += v.tangent;
+  w.forward_visits = w.dependent_nodes * w.tangent;
+  w.reverse_visits = w.dependent_nodes * w.residuals;
+  const auto& vars = traced.signature.vars;
+  for (size_t v = 0; v < vars.size(); ++v)
+    for (size_t u = v; u < vars.size(); ++u) w.hessian_entries += uint64_t{vars[v].tangent} * vars[u].tangent;
+  w.hessian_products = w.hessian_entries * w.residuals;
+  return w;
+}
+
+void check_work(const Trace& trace, const char* what, uint64_t amount, uint64_t limit) {
+  if (amount <= limit) return;
+  throw Error("cost '" + printable(trace.signature.name) + "': " + what + " would take " + std::to_string(amount) +
+              ", more than lsjit's limit of " + std::to_string(limit) + " (" +
+              std::to_string(trace.signature.residual_dim) + " residuals, " + std::to_string(trace.graph.size()) +
+              " nodes); split the cost into smaller costs, each added as its own residual block "
+              "(docs/testing.md, \"Limits on work and memory\")");
+}
+
+}  // namespace lsjit::ir
