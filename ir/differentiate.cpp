@@ -1,5 +1,6 @@
 #include "lsjit/ir/differentiate.h"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <utility>
@@ -142,15 +143,21 @@ JacobianNodes forward(Differentiable& p) {
     row.resize(p.tangent.size());
     for (size_t s = 0; s < p.tangent.size(); ++s) row[s].assign(p.tangent[s].size(), kNoNode);
   }
-  std::vector<NodeId> dot(p.primal_size);
+  // The work is (δ-dependent nodes) x (directions), as ir/work_limits predicts: a
+  // direction clears and visits only dependent nodes, not the whole graph.
+  std::vector<NodeId> dependent;
+  for (NodeId i = 0; i < p.primal_size; ++i)
+    if (p.depends[i]) dependent.push_back(i);
+  std::vector<NodeId> dot(p.primal_size, kNoNode);
   for (size_t s = 0; s < p.tangent.size(); ++s) {
     for (size_t c = 0; c < p.tangent[s].size(); ++c) {
-      std::fill(dot.begin(), dot.end(), kNoNode);
       const NodeId seed = p.tangent[s][c];
       if (seed == kNoNode) continue;
+      for (NodeId i : dependent) dot[i] = kNoNode;  // (only dependent nodes are ever set)
       dot[seed] = p.builder.constant(1.0);
-      for (NodeId i = seed + 1; i < p.primal_size; ++i) {
-        if (!p.depends[i]) continue;
+      const auto first = std::upper_bound(dependent.begin(), dependent.end(), seed);
+      for (auto it = first; it != dependent.end(); ++it) {
+        const NodeId i = *it;
         const Node n = p.builder[i];
         NodeId sum = kNoNode;
         for (int k = 0; k < n.num_args; ++k)

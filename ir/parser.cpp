@@ -50,6 +50,12 @@ std::optional<double> parse_f64(std::string_view w, bool* out_of_range) {
 // A variable's size beyond this is not a variable but an attack: the differentiation
 // passes allocate per tangent component (docs/formats.md, "Limits").
 constexpr uint32_t kMaxVariableDimension = 1024;
+// Slots: the runtime takes at most 16 variables per cost (runtime/problem_layout.h,
+// kMaxSlots); the printer and the normal equations loop over slot pairs.
+constexpr uint32_t kMaxVariableSlots = 64;
+constexpr uint32_t kMaxDataSlots = 64;
+// All data components of one instance together (a kernel copies them per instance).
+constexpr uint64_t kMaxDataComponents = uint64_t{1} << 16;
 
 struct TypeSizes {
   uint32_t ambient, tangent;
@@ -343,6 +349,10 @@ class Parser {
 
   void declaration(Line& l, bool is_var) {
     const std::string what = is_var ? "variable" : "data";
+    const size_t declared = is_var ? trace_.signature.vars.size() : trace_.signature.data.size();
+    if (declared >= (is_var ? kMaxVariableSlots : kMaxDataSlots))
+      l.fail_token("at most " + std::to_string(is_var ? kMaxVariableSlots : kMaxDataSlots) + " " + what +
+                   " declarations");
     const std::string_view name = l.word();
     if (!is_identifier(name)) l.fail_token("a " + what + " name (an identifier)");
     Names& names = is_var ? var_names_ : data_names_;
@@ -370,6 +380,9 @@ class Parser {
       l.key("cols");
       d.cols = at_least_1(l, "the number of columns");
       if (uint64_t{d.rows} * d.cols > UINT32_MAX) l.fail_token("rows*cols below 2^32");
+      data_components_ += uint64_t{d.rows} * d.cols;
+      if (data_components_ > kMaxDataComponents)
+        l.fail_token("at most " + std::to_string(kMaxDataComponents) + " data components in all");
       trace_.signature.data.push_back(std::move(d));
     }
     l.end_of_line("end of line after the declaration");
@@ -611,6 +624,7 @@ class Parser {
   std::optional<Line> line_;
   Trace trace_;
   Names var_names_, data_names_;
+  uint64_t data_components_ = 0;
   std::map<std::tuple<OutputRole, uint32_t, uint32_t, uint32_t, uint32_t>, int> outputs_;
 };
 

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -126,10 +128,17 @@ struct Printer {
     const Signature& sig = trace.signature;
     const auto n = static_cast<uint32_t>(sig.vars.size());
     std::vector<Block> jacobian, hessian;
-    for (uint32_t v = 0; v < n; ++v) {
-      jacobian.push_back({"J[" + var_names[v] + "]", sig.residual_dim, sig.vars[v].tangent,
-                          OutputRole::Jacobian, v, 0});
-      for (uint32_t w = v; w < n; ++w)
+    // Only the blocks of roles the graph has: slot pairs are quadratic in the slots.
+    const auto has = [&](OutputRole role) {
+      return std::any_of(trace.graph.outputs.begin(), trace.graph.outputs.end(),
+                         [role](const Output& o) { return o.role == role; });
+    };
+    const bool has_j = has(OutputRole::Jacobian), has_h = has(OutputRole::Hessian);
+    for (uint32_t v = 0; v < n && (has_j || has_h); ++v) {
+      if (has_j)
+        jacobian.push_back({"J[" + var_names[v] + "]", sig.residual_dim, sig.vars[v].tangent,
+                            OutputRole::Jacobian, v, 0});
+      for (uint32_t w = v; w < n && has_h; ++w)
         hessian.push_back({"H[" + var_names[v] + "," + var_names[w] + "]", sig.vars[v].tangent,
                            sig.vars[w].tangent, OutputRole::Hessian, v, w});
     }
@@ -152,21 +161,28 @@ struct Printer {
                      [role](const Output& o) { return o.role == role; }))
       return;
     std::string summary, patterns;
+    // Each output to its block once (blocks are in (var, var2) order): one pass over the
+    // outputs, not one per block.
+    std::map<std::pair<uint32_t, uint32_t>, std::vector<const Output*>> of_block;
+    for (const Output& o : g.outputs)
+      if (o.role == role) of_block[{o.var, o.var2}].push_back(&o);
     for (const Block& b : list) {
-      std::vector<std::string> grid(b.rows, std::string(b.cols, '.'));
+      const bool drawn = b.rows <= 64 && b.cols <= 64;
+      std::vector<std::string> grid(drawn ? b.rows : 0, std::string(drawn ? b.cols : 0, '.'));
+      std::set<std::pair<uint32_t, uint32_t>> seen;  // large blocks: nonzero places
       size_t nonzero = 0;
-      for (const Output& o : g.outputs) {
-        if (o.role != b.role || o.var != b.var || o.var2 != b.var2 || o.row >= b.rows ||
-            o.col >= b.cols || o.node >= g.size() || g[o.node].is_const(0.0) ||
-            grid[o.row][o.col] == 'x')
+      const auto it = of_block.find({b.var, b.var2});
+      for (const Output* o : it == of_block.end() ? std::vector<const Output*>{} : it->second) {
+        if (o->row >= b.rows || o->col >= b.cols || o->node >= g.size() || g[o->node].is_const(0.0))
           continue;
-        grid[o.row][o.col] = 'x';
+        if (drawn ? grid[o->row][o->col] == 'x' : !seen.insert({o->row, o->col}).second) continue;
+        if (drawn) grid[o->row][o->col] = 'x';
         ++nonzero;
       }
       summary += (summary.empty() ? " " : ", ") + b.name + " " + std::to_string(b.rows) + "x" +
                  std::to_string(b.cols) + " " + std::to_string(nonzero) + "/" +
                  std::to_string(size_t{b.rows} * b.cols) + " nonzero";
-      if (b.rows > 64 || b.cols > 64) {
+      if (!drawn) {
         patterns += "# " + b.name + " pattern omitted: too large\n";
         continue;
       }

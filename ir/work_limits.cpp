@@ -23,9 +23,11 @@ WorkEstimate estimate_work(const Trace& traced) {
   for (const VarSlot& v : traced.signature.vars) w.tangent += v.tangent;
   w.forward_visits = w.dependent_nodes * w.tangent;
   w.reverse_visits = w.dependent_nodes * w.residuals;
-  const auto& vars = traced.signature.vars;
-  for (size_t v = 0; v < vars.size(); ++v)
-    for (size_t u = v; u < vars.size(); ++u) w.hessian_entries += uint64_t{vars[v].tangent} * vars[u].tangent;
+  // Σ over pairs v <= w of T_v·T_w = ((Σ T)² + Σ T²) / 2, in closed form: a file may
+  // declare many slots, and a loop over their pairs would itself be the unbounded work.
+  uint64_t squares = 0;
+  for (const VarSlot& v : traced.signature.vars) squares += uint64_t{v.tangent} * v.tangent;
+  w.hessian_entries = (w.tangent * w.tangent + squares) / 2;
   w.hessian_products = w.hessian_entries * w.residuals;
   return w;
 }
