@@ -114,3 +114,19 @@ TEST_CASE("work limits: the parser refuses more than kMaxGraphNodes nodes") {
   CHECK(message.find("t.ir:" + std::to_string(kMaxGraphNodes + 4) + ":") == 0);
   CHECK(message.find("at most " + std::to_string(kMaxGraphNodes) + " nodes") != std::string::npos);
 }
+
+TEST_CASE("work limits: the parser bounds declarations and data sizes before anything is allocated") {
+  // 288 bytes that once asked the code generator for 17 GB.
+  const std::string big_data = "lsjit.ir 1\ncost big kind=least_squares stage=traced residuals=1\n"
+                               "var x : W1 ambient=1 tangent=1\ndata d : f64 rows=65535 cols=65535\n"
+                               "%0 = input var x[0] : f64\nres[0] = %0\nend\n";
+  const std::string message = lsjit::testing::parse_error(big_data);
+  CHECK(message.find("t.ir:4:") == 0);
+  CHECK(message.find("at most 65536 data components in all") != std::string::npos);
+  // 65 variable declarations: one more than a cost may have.
+  std::string many = "lsjit.ir 1\ncost many kind=least_squares stage=traced residuals=1\n";
+  for (int s = 0; s < 65; ++s) many += "var x" + std::to_string(s) + " : W1 ambient=1 tangent=1\n";
+  const std::string slots = lsjit::testing::parse_error(many + "%0 = input var x0[0] : f64\nres[0] = %0\nend\n");
+  CHECK(slots.find("t.ir:67:") == 0);
+  CHECK(slots.find("at most 64 variable declarations") != std::string::npos);
+}
