@@ -1,9 +1,9 @@
 # `cmake --install` makes a CMake package (README.md, "Using lsjit from another CMake project"):
-#   include/lsjit/...               lsjit.h, costs.h and the headers of ir/, compiler/ and runtime/
-#   lib/liblsjit_*.a                the three static libraries
+#   include/lsjit/...               lsjit.h, costs.h and the headers of common/, ir/, compiler/, runtime/
+#   lib/liblsjit_*.a                the four static libraries (common, ir, compiler, runtime)
 #   bin/lsjit                       the CLI
 #   lib/lsjit/liblsjit_llvm.so      the LLVM compiler module, loaded on the first compile
-#                                   (compiler/llvm_backend.h)
+#                                   (compiler/llvm/llvm_backend.h)
 #   lib/cmake/lsjit/                lsjitConfig.cmake, its version file, the exported targets
 # and, where lsjit was built with Ceres, the Ceres adapter (docs/porting_from_ceres.md):
 #   include/lsjit/interop/ceres.h   lib/liblsjit_ceres.a   lib/cmake/lsjit/lsjitCeresTargets.cmake
@@ -13,11 +13,11 @@ include(CMakePackageConfigHelpers)
 
 set(LSJIT_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/lsjit)
 
-# Every header of the three libraries: they include only the standard library, Eigen and
+# Every header of the four libraries: they include only the standard library, Eigen and
 # each other (the package test checks this), so each is usable from the install tree. The
 # build tree sees the same files as <lsjit/...> through its include/lsjit symlink.
 install(FILES ${PROJECT_SOURCE_DIR}/lsjit.h ${PROJECT_SOURCE_DIR}/costs.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lsjit)
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/ir ${PROJECT_SOURCE_DIR}/compiler ${PROJECT_SOURCE_DIR}/runtime
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/common ${PROJECT_SOURCE_DIR}/ir ${PROJECT_SOURCE_DIR}/compiler ${PROJECT_SOURCE_DIR}/runtime
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lsjit
         FILES_MATCHING PATTERN "*.h")
 
@@ -29,9 +29,11 @@ set_target_properties(lsjit_cli PROPERTIES EXPORT_NAME cli
                       # keeps an RPATH to libLLVM, OpenBLAS and CHOLMOD when they are outside the
                       # system's library directories
                       INSTALL_RPATH_USE_LINK_PATH ON)
-# The include directory goes on lsjit::ir; the other libraries get it by linking it.
-install(TARGETS lsjit_ir EXPORT lsjitTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+# The include directory goes on lsjit::common; the other libraries get it by linking it.
+set_target_properties(lsjit_common PROPERTIES EXPORT_NAME common)
+install(TARGETS lsjit_common EXPORT lsjitTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS lsjit_ir EXPORT lsjitTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS lsjit_compiler lsjit_runtime lsjit lsjit_cli EXPORT lsjitTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "lsjit/compiler/host_cpu.h"
+#include "lsjit/common/cpu.h"
 #include "lsjit/ir/fuse_multiply_add.h"
 #include "lsjit/ir/op.h"
 
@@ -65,7 +65,7 @@ namespace {
 // libmvec's entry points that kernels can call: every libm_name op in every variant, looked
 // up once, when the library is first wanted. After that no lookup takes the dynamic
 // loader's lock, which a background compile holds for tens of milliseconds while it loads
-// libLLVM (measured: a tier-0 kernel built on the solving thread waited 34 ms in dlsym).
+// libLLVM (a tier-0 kernel built on the solving thread would wait for it in dlsym).
 struct Mvec {
   void* library = nullptr;
   std::map<std::string, void*, std::less<>> functions;

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "lsjit/compiler/codegen.h"
+#include "lsjit/compiler/compile_options.h"
 #include "lsjit/ir/graph.h"
 
 namespace lsjit::compiler {

@@ -68,8 +68,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "lsjit/compiler/kernel_cache.h"
-#include "lsjit/ir/error.h"
+#include "lsjit/common/error.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/runtime/cost.h"
 #include "lsjit/runtime/data_traits.h"
 #include "lsjit/runtime/variables.h"

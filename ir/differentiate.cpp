@@ -26,10 +26,9 @@ NodeId chain(GraphBuilder& b, NodeId self, int k, NodeId d) {
   };
   auto times = [&](NodeId partial) { return mk(Op::Mul, partial, d); };
   // d / x as d · (1/x): hash-consing makes 1/x one node, however many directions (forward)
-  // or adjoints (reverse) divide by x, and a division costs several multiplications. The
-  // reprojection's normal equations went from 27 divisions (22 of them in derivatives, by
-  // 3 values) to 8, and its kernel got 1.11x faster on Ladybug-49. A derivative changes
-  // by a rounding; the residual's own nodes are left as they are.
+  // or adjoints (reverse) divide by x, and a division costs several multiplications (the
+  // reprojection's derivatives divide many times by the same 3 values). A derivative
+  // changes by a rounding; the residual's own nodes are left as they are.
   auto reciprocal = [&](NodeId x) { return mk(Op::Div, C(1.0), x); };
   auto over = [&](NodeId denominator) { return times(reciprocal(denominator)); };
   switch (n.op) {

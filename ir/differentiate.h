@@ -42,10 +42,8 @@ Trace simplify_residual(const Trace& traced);
 // residual often reads only some variables (a between cost's rotation rows ignore
 // translations) and hash-consing shares work across rows and directions, so the only
 // reliable count is the one of the simplified graphs themselves. Building both costs
-// milliseconds on the largest built-in costs (se3_between: about 4 ms for both on a Zen 4
-// host), which a cold solve waits for. Running the reverse build on a second thread was
-// measured slower, not faster (lsjit_bench_compile, three alternations: se3_between
-// 4.3 -> 4.7 ms, so3_prior 1.0 -> 1.4 ms); a likely reason, not measured, is the second
+// milliseconds on the largest built-in costs, which a cold solve waits for. Running the
+// reverse build on a second thread is slower, not faster; a likely reason is the second
 // thread's fresh malloc arena, first touched a page fault at a time.
 Trace differentiate(const Trace& traced, Accumulation mode = Accumulation::Auto,
                     DifferentiationReport* report = nullptr);

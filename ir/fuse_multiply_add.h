@@ -2,7 +2,7 @@
 // with one rounding instead of two.
 //
 // Why a pass and not LLVM's contraction: the compiled kernel and tier 0 (the interpreter
-// that runs while LLVM compiles, compiler/tier0.h) must give bit-identical results, so the
+// that runs while LLVM compiles, compiler/tier0/tier0.h) must give bit-identical results, so the
 // choice of which products are fused has to be made once, in the graph both of them run.
 // LLVM's instruction selection made it before, out of sight of any other executor. The
 // rule is the one it applied (DAGCombiner without aggressive fusion): a Mul whose value

@@ -209,7 +209,7 @@ class GraphBuilder {
   // The identical-node index: open addressing over node ids, linear probing, at most half
   // full; a slot holds kNoNode or a node's id, and hashes_[id] is that node's hash. A
   // cold differentiation interns tens of thousands of nodes: through std::unordered_map
-  // (a heap entry per node, a chained lookup) interning was half of its time.
+  // (a heap entry per node, a chained lookup) interning would be a large part of its time.
   std::vector<NodeId> table_;
   std::vector<uint32_t> hashes_;
   void grow_table();

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "lsjit/ir/error.h"
+#include "lsjit/common/error.h"
 #include "lsjit/ir/eval_op.h"
 
 namespace lsjit::ir {

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "lsjit/ir/error.h"
+#include "lsjit/common/error.h"
 #include "lsjit/ir/verify.h"
 #include "lsjit/ir/work_limits.h"
 
@@ -50,7 +50,7 @@ std::optional<double> parse_f64(std::string_view w, bool* out_of_range) {
 // A variable's size beyond this is not a variable but an attack: the differentiation
 // passes allocate per tangent component (docs/formats.md, "Limits").
 constexpr uint32_t kMaxVariableDimension = 1024;
-// Slots: the runtime takes at most 16 variables per cost (runtime/problem_layout.h,
+// Slots: the runtime takes at most 16 variables per cost (runtime/analyze/problem_layout.h,
 // kMaxSlots); the printer and the normal equations loop over slot pairs.
 constexpr uint32_t kMaxVariableSlots = 64;
 constexpr uint32_t kMaxDataSlots = 64;

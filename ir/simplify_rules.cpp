@@ -255,7 +255,7 @@ NodeId build(GraphBuilder& b, const Pattern& p, const Bindings& bound) {
 
 // Rules compiled once and grouped by the op at their root.
 const std::vector<std::vector<CompiledRule>>& rules_by_op() {
-  // Never destroyed: a background compile (compiler/background_compile.cpp) may still
+  // Never destroyed: a background compile (compiler/cache/background_compile.cpp) may still
   // build graphs while exit() runs static destructors.
   static const auto* table = new std::vector<std::vector<CompiledRule>>([] {
     std::vector<std::vector<CompiledRule>> by_op(kNumOps);

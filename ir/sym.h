@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "lsjit/ir/error.h"
+#include "lsjit/common/error.h"
 #include "lsjit/ir/graph.h"
 
 namespace lsjit {

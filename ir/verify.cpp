@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "lsjit/ir/error.h"
+#include "lsjit/common/error.h"
 
 namespace lsjit::ir {
 namespace {

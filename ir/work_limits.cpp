@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "lsjit/ir/error.h"
+#include "lsjit/common/error.h"
 
 namespace lsjit::ir {
 

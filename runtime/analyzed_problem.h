@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "lsjit/runtime/evaluate/instance_evaluation.h"
 #include "lsjit/runtime/gradient_checker.h"
-#include "lsjit/runtime/instance_evaluation.h"
-#include "lsjit/runtime/linear/block_sparse.h"
+#include "lsjit/runtime/solve/linear/block_sparse.h"
 #include "lsjit/runtime/solver_options.h"
 #include "lsjit/runtime/values.h"
 
@@ -74,7 +74,7 @@ class AnalyzedProblem {
   };
   Evaluation evaluate(const Values& values, bool gauss_newton = false, int num_threads = 1) const;
   // The same Gauss–Newton matrix in its block-sparse form (one block per free variable, in
-  // free_variables() order; runtime/linear/block_sparse.h), for large problems. `gradient`
+  // free_variables() order; runtime/solve/linear/block_sparse.h), for large problems. `gradient`
   // (tangent_dim doubles) and `cost` are filled when not nullptr.
   linear::BlockSparseSymmetric gauss_newton_matrix(const Values& values, double* gradient = nullptr,
                                                    double* cost = nullptr, int num_threads = 1) const;

@@ -1,7 +1,8 @@
-// A BAL bundle-adjustment file as a least-squares problem (DESIGN.md's conventions): one
-// snavely_reprojection instance per observation (standard_costs.h), cameras as VecVar<9>
-// and points as VecVar<3> with their 0-based indices as variable IDs. Nothing is held
-// constant (BAL's gauge freedom is left to the damping, as Ceres' bundle_adjuster does).
+// A BAL bundle-adjustment file as a least-squares problem (the conventions of
+// docs/architecture.md, "Conventions"): one snavely_reprojection instance per observation
+// (standard_costs.h), cameras as VecVar<9> and points as VecVar<3> with their 0-based
+// indices as variable IDs. Nothing is held constant (BAL's gauge freedom is left to the
+// damping, as Ceres' bundle_adjuster does).
 #pragma once
 
 #include "lsjit/runtime/analyzed_problem.h"

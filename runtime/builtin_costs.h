@@ -3,7 +3,7 @@
 // objects, usable with Problem like any user cost; the registry exposes them by name for
 // `lsjit trace`, the docs and the tests.
 //
-// Conventions (DESIGN.md, "Conventions that make results comparable"):
+// Conventions (docs/architecture.md, "Conventions"):
 //  se2_between  vars a, b: SE2; data z: SE2 (the measurement), U: Mat3x3 with UᵀU = Ω.
 //               e = [R(θa)ᵀ(t_b − t_a) − t_z ; wrap(θ_b − θ_a − θ_z)], r = U·e.
 //  se3_between  vars a, b: SE3; data z: SE3, U: Mat6x6. q_ab = q̄_a q_b,

@@ -8,8 +8,8 @@
 // Storage order is a property of the C++ value, not of the data: a row-major and a
 // column-major Matrix3d with the same entries are the same data. Both flatten to the same
 // column-major row and trace as the same column-major Sym matrix, so a cost gets one
-// kernel for either (before, each order traced to its own graph and compiled its own
-// kernels, and the cache blamed a captured value; issue 19, item 8).
+// kernel for either (otherwise each order would trace to its own graph and compile its
+// own kernels, and the cache would blame a captured value).
 #pragma once
 
 #include <array>

@@ -29,7 +29,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lsjit/runtime/instance_evaluation.h"
+#include "lsjit/runtime/evaluate/instance_evaluation.h"
 
 namespace lsjit {
 

@@ -1,4 +1,4 @@
-// A g2o pose graph as a least-squares problem, with DESIGN.md's conventions: one
+// A g2o pose graph as a least-squares problem, with the conventions of docs/architecture.md, "Conventions": one
 // se2_between or se3_between instance per edge (standard_costs.h; residual U·e with U the
 // upper Cholesky factor of the edge's information), the vertices as initial values of
 // SE2Var / SE3Var with the vertex id as variable id, and the graph's held_constant()
@@ -25,8 +25,8 @@ PoseGraphProblem make_pose_graph_problem(const io::PoseGraph& graph, const Loss&
 // times diag(H), where Ceres' general default is 1e4. A pose graph's initial estimate (its
 // odometry, or a chordal initialization) lies where Gauss–Newton steps are good, which is why
 // g2o and GTSAM start with damping about this small. Ceres' 1e4 damps those steps and then
-// grows the radius at most 3x per accepted step: on ../shared/data's seven graphs 1e8 takes
-// 3-8 iterations where 1e4 takes 6-22, to the same final costs (docs/benchmarks.md). A bad
+// grows the radius at most 3x per accepted step, so its first iterations only undo the
+// damping; 1e8 reaches the same final costs in fewer iterations (docs/benchmarks-history.md). A bad
 // first step is rejected and the radius shrinks, so 1e8 is safe, only slower, where it is
 // too large. Bundle adjustment from a perturbed start is such a case, which is why it is
 // not the general default.

@@ -42,8 +42,8 @@
 #include <utility>
 #include <vector>
 
-#include "lsjit/compiler/codegen.h"
-#include "lsjit/ir/error.h"
+#include "lsjit/common/error.h"
+#include "lsjit/compiler/compile_options.h"
 #include "lsjit/runtime/cost.h"
 #include "lsjit/runtime/data_traits.h"
 #include "lsjit/runtime/loss.h"
@@ -215,7 +215,7 @@ class Problem {
   // What add() instantiates per cost and argument types is only what depends on them:
   // the batch lengths, the group's identity and trace, and the copying of IDs and data.
   // Checks, lookups and bookkeeping are the out-of-line functions below (problem.cpp), so
-  // a translation unit that adds a cost compiles less (docs/benchmarks.md).
+  // a translation unit that adds a cost compiles less (docs/benchmarks-history.md).
   template <class F, class... Args>
   void add_with_loss(const Cost<F>& cost, const Loss* loss, const Args&... args) {
     constexpr std::array<bool, sizeof...(Args)> is_batch{

@@ -37,12 +37,12 @@ enum class LinearSolver {
   //     over max_direct_factorization_flops -> SubgraphConjugateGradient.
   Auto,
   DenseCholesky,        // assembled dense matrix, Eigen LLT: small problems
-  SparseCholesky,       // lsjit's supernodal Cholesky (runtime/linear/supernodal_cholesky.h);
+  SparseCholesky,       // lsjit's supernodal Cholesky (runtime/solve/linear/supernodal_cholesky.h);
                         // symbolic analysis once per structure
   EigenSparseCholesky,  // Eigen's SimplicialLLT (AMD), always available
   ConjugateGradient,    // preconditioned CG, block-Jacobi preconditioner, inexact steps
   // preconditioned CG whose preconditioner is the sparse Cholesky factor of a sparsified
-  // system (a spanning forest plus clusters; runtime/linear/subgraph_cg.h): inexact steps,
+  // system (a spanning forest plus clusters; runtime/solve/linear/subgraph_cg.h): inexact steps,
   // for problems whose own factor is too large
   SubgraphConjugateGradient,
   // Schur complement solvers: eliminate the variable type AnalyzeOptions::schur_elimination

@@ -5,9 +5,9 @@
 //
 // A pose graph has one unknown pose per vertex and one relative-pose measurement per edge;
 // solving it finds the poses that agree best with all measurements. lsjit ships the
-// standard g2o residuals (DESIGN.md, "Conventions", the same as Ceres' pose_graph_3d
-// example), so reading a file and solving it takes a few lines. curve_fitting.cpp shows
-// how to write a cost of your own.
+// standard g2o residuals (docs/architecture.md, "Conventions": Ceres' pose_graph_3d error,
+// weighted by the upper Cholesky factor of the information), so reading a file and solving
+// it takes a few lines. curve_fitting.cpp shows how to write a cost of your own.
 //
 // The program exits nonzero when the solve does not converge or (for a generated graph)
 // when the solution is not closer to the truth than the initial estimate.

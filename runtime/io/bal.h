@@ -10,9 +10,10 @@
 //   X Y Z                      3 values per point
 // and nothing after the last point.
 //
-// Camera model (Snavely; DESIGN.md, "Conventions"): P = R·X + t with R the rotation of the
-// angle-axis r (Rodrigues), p = -P.xy / P.z, pred = f·(1 + k1‖p‖² + k2‖p‖⁴)·p, and the
-// residual of an observation is pred - xy. Points in front of a camera have P.z < 0.
+// Camera model (Snavely; docs/architecture.md, "Conventions"): P = R·X + t with R the
+// rotation of the angle-axis r (Rodrigues), p = -P.xy / P.z, pred = f·(1 + k1‖p‖² +
+// k2‖p‖⁴)·p, and the residual of an observation is pred - xy. Points in front of a camera
+// have P.z < 0.
 //
 // Reading returns a complete problem or throws lsjit::Error "FILE:LINE: ..." for: a header
 // that is not three non-negative integers (or counts beyond 32-bit indices), a camera or

@@ -20,7 +20,7 @@
 //     keeping it makes write -> read the identity).
 //   - information is symmetric positive definite; sqrt_information is its upper Cholesky
 //     factor U (upper triangular, UᵀU = Ω; Eigen's LLT gives L = Uᵀ). The residual of an
-//     edge is U·e with e as in DESIGN.md, "Conventions". With a repair mode
+//     edge is U·e with e as in docs/architecture.md, "Conventions". With a repair mode
 //     (G2oReadOptions), an edge whose Ω as written has no Cholesky factor carries the
 //     repaired Ω and its factor, and information_repaired is set; every other edge is the
 //     file's, bit for bit, whatever the mode.
@@ -143,8 +143,9 @@ struct PoseGraph {
   std::unordered_map<int64_t, size_t> vertex_index() const;
   // Position of `id` in vertex_ids, or -1 (a linear search).
   std::ptrdiff_t index_of(int64_t id) const;
-  // The vertices a solver holds constant (DESIGN.md): the FIX ids if there are any, else
-  // the lowest vertex id. Empty only for a graph without vertices.
+  // The vertices a solver holds constant (docs/architecture.md, "Conventions"): the FIX
+  // ids if there are any, else the lowest vertex id. Empty only for a graph without
+  // vertices.
   std::vector<int64_t> held_constant() const;
 };
 

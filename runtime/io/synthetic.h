@@ -30,10 +30,10 @@ namespace lsjit::io {
 // grid distance <= r for the smallest r that has enough pairs (r = 1 unless the graph is
 // tiny).
 //
-// Noise, matching the residuals of DESIGN.md "Conventions", so that 1/σ² is the right
-// weight: the measured translation is the true one plus N(0, σ_t²) per axis; the measured
-// rotation is the true angle plus N(0, σ_r²) (SE2), or Exp(n)·q_true with n ~ N(0, σ_r² I)
-// (SE3). information = diag(1/σ_t², ..., 1/σ_r², ...) with weight 1 for a zero σ (exact
+// Noise, matching the residuals of docs/architecture.md, "Conventions", so that 1/σ² is
+// the right weight: the measured translation is the true one plus N(0, σ_t²) per axis;
+// the measured rotation is the true angle plus N(0, σ_r²) (SE2), or Exp(n)·q_true with
+// n ~ N(0, σ_r² I) (SE3). information = diag(1/σ_t², ..., 1/σ_r², ...) with weight 1 for a zero σ (exact
 // measurements: any weight has the same optimum); sqrt_information is its square root.
 //
 // The graph's poses (the initial estimate) compose the measured odometry from pose 0, so

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "cache_test_support.h"
-#include "lsjit/compiler/cache_key.h"
+#include "lsjit/compiler/cache/cache_key.h"
 
 namespace lsjit::cache_testing {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "cache_test_support.h"
-#include "lsjit/compiler/cache_key.h"
+#include "lsjit/compiler/cache/cache_key.h"
 
 namespace lsjit::cache_testing {
 namespace {

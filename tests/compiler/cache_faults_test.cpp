@@ -17,8 +17,8 @@
 #include <thread>
 
 #include "cache_test_support.h"
-#include "lsjit/compiler/disk_cache.h"
-#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/compiler/cache/disk_cache.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
 
 using namespace lsjit;
 using namespace lsjit::compiler;

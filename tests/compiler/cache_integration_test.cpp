@@ -7,8 +7,8 @@
 
 #include "../support/kernel_check.h"
 #include "cache_test_support.h"
-#include "lsjit/compiler/disk_cache.h"
-#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/compiler/cache/disk_cache.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/ir/parser.h"
 
 using namespace lsjit;

@@ -11,9 +11,9 @@
 #include <thread>
 
 #include "cache_test_support.h"
-#include "lsjit/compiler/cache_key.h"
-#include "lsjit/compiler/disk_cache.h"
-#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/compiler/cache/cache_key.h"
+#include "lsjit/compiler/cache/disk_cache.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/ir/structural_hash.h"
 
 using namespace lsjit;

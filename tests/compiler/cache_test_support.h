@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "lsjit/compiler/disk_cache.h"
-#include "lsjit/compiler/kernel_cache.h"
-#include "lsjit/ir/error.h"
+#include "lsjit/common/error.h"
+#include "lsjit/compiler/cache/disk_cache.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/ir/sym.h"
 
 namespace lsjit::cache_testing {
@@ -200,7 +200,7 @@ inline compiler::DecodeResult load_entry(const compiler::DiskCache& disk, const 
   return disk.read(id, &key);
 }
 // Where an entry's payload, whose last field is the object code, ends: 28 + the header's
-// payload size (compiler/disk_cache.h).
+// payload size (compiler/cache/disk_cache.h).
 inline size_t payload_end(const std::string& bytes) {
   uint64_t size = 0;
   for (int k = 0; k < 8; ++k) size |= uint64_t{static_cast<unsigned char>(bytes.at(12 + k))} << (8 * k);

@@ -20,13 +20,13 @@
 #include <thread>
 #include <vector>
 
-#include "lsjit/compiler/codegen.h"
-#include "lsjit/compiler/host_cpu.h"
-#include "lsjit/compiler/jit.h"
+#include "lsjit/common/cpu.h"
+#include "lsjit/common/error.h"
 #include "lsjit/compiler/kernel.h"
 #include "lsjit/compiler/kernel_numerics.h"
+#include "lsjit/compiler/llvm/codegen.h"
+#include "lsjit/compiler/llvm/jit.h"
 #include "lsjit/ir/differentiate.h"
-#include "lsjit/ir/error.h"
 #include "lsjit/ir/interpreter.h"
 #include "lsjit/ir/sym.h"
 
@@ -647,8 +647,8 @@ TEST_CASE("host_target and kernel_text") {
   CHECK(!t.cpu.empty());
   CHECK(t.llvm_version.rfind("19.", 0) == 0);
   CHECK((t.vector_width == 2 || t.vector_width == 4 || t.vector_width == 8));
-  // The CPUID fingerprint (host_cpu.h) against the compiler's own detection.
-  const lsjit::compiler::HostCpu& h = lsjit::compiler::host_cpu();
+  // The CPUID fingerprint (common/cpu.h) against the compiler's own detection.
+  const lsjit::HostCpu& h = lsjit::host_cpu();
   CHECK(t.cpu == h.name);
   CHECK(t.features == h.fingerprint);
 #if defined(__x86_64__)

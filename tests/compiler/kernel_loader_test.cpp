@@ -14,7 +14,7 @@
 #include "../support/kernel_check.h"
 #include "../support/test_function_sampler.h"
 #include "../support/test_functions.h"
-#include "lsjit/compiler/kernel_loader.h"
+#include "lsjit/compiler/cache/kernel_loader.h"
 
 using namespace lsjit::testing;
 using lsjit::compiler::KernelMode;

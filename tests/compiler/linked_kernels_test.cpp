@@ -1,4 +1,4 @@
-// Kernels linked into the program (compiler/linked_kernels.h): found by their full key,
+// Kernels linked into the program (compiler/cache/linked_kernels.h): found by their full key,
 // before disk and compile, under every tiering; tables that do not hash to their ids are
 // refused whole.
 #include <doctest/doctest.h>
@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "cache_test_support.h"
-#include "lsjit/compiler/kernel_cache.h"
-#include "lsjit/compiler/linked_kernels.h"
-#include "lsjit/ir/error.h"
+#include "lsjit/common/error.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
+#include "lsjit/compiler/cache/linked_kernels.h"
 
 using namespace lsjit;
 using namespace lsjit::compiler;

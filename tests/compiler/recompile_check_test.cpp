@@ -2,7 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "cache_test_support.h"
-#include "lsjit/compiler/recompile_check.h"
+#include "lsjit/compiler/cache/recompile_check.h"
 
 using namespace lsjit;
 using namespace lsjit::compiler;

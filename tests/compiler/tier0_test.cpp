@@ -1,4 +1,4 @@
-// Tier 0 (compiler/tier0.h) against compiled kernels, bit for bit: every test graph, mode
+// Tier 0 (compiler/tier0/tier0.h) against compiled kernels, bit for bit: every test graph, mode
 // and instance count; every vector width, with and without FMA and libmvec; inputs that
 // include NaN, infinities, signed zeros and subnormals.
 #include <doctest/doctest.h>
@@ -15,8 +15,8 @@
 #include "../support/run_cli.h"
 #include "../support/test_function_sampler.h"
 #include "../support/test_functions.h"
-#include "lsjit/compiler/host_cpu.h"
-#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/common/cpu.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
 
 using namespace lsjit::testing;
 using lsjit::compiler::CompileOptions;
@@ -152,15 +152,15 @@ TEST_CASE("a tier0_only cache builds tier 0 kernels: no compile, no disk, the co
 }
 
 TEST_CASE("CPU levels: kernels for each level this CPU runs agree with the interpreter and tier 0's bits") {
-  using lsjit::compiler::CpuLevel;
+  using lsjit::CpuLevel;
   std::mt19937_64 rng(11);
   size_t levels = 0;
   for (CpuLevel level : {CpuLevel::X86_64, CpuLevel::X86_64_V2, CpuLevel::X86_64_V3, CpuLevel::X86_64_V4}) {
-    if (static_cast<int>(level) > lsjit::compiler::host_cpu().x86_64_level) continue;
+    if (static_cast<int>(level) > lsjit::host_cpu().x86_64_level) continue;
     ++levels;
     CompileOptions o;
     o.cpu_level = level;
-    CAPTURE(lsjit::compiler::cpu_level_name(level));
+    CAPTURE(lsjit::cpu_level_name(level));
     for (const TestFunction& t : test_functions()) {
       CAPTURE(t.name);
       const lsjit::ir::Trace traced = trace_function(t);
@@ -173,20 +173,20 @@ TEST_CASE("CPU levels: kernels for each level this CPU runs agree with the inter
       check_tier0(traced, KernelMode::NormalEquations, 9, sampler_for(t, 0.3), rng, o);
     }
   }
-  CHECK(levels == lsjit::compiler::host_cpu().x86_64_level);
+  CHECK(levels == lsjit::host_cpu().x86_64_level);
 }
 
 TEST_CASE("CPU levels: the key names the level and its width, not this CPU, and a level above it is refused") {
-  using lsjit::compiler::CpuLevel;
-  const lsjit::compiler::HostCpu& host = lsjit::compiler::host_cpu();
+  using lsjit::CpuLevel;
+  const lsjit::HostCpu& host = lsjit::host_cpu();
   REQUIRE(host.x86_64_level >= 1);
   const uint32_t widths[] = {0, 2, 2, 4, 8};
   for (int k = 1; k <= 4; ++k) {
     CompileOptions o;
     o.cpu_level = static_cast<CpuLevel>(k);
-    const std::string name(lsjit::compiler::cpu_level_name(o.cpu_level));
+    const std::string name(lsjit::cpu_level_name(o.cpu_level));
     CAPTURE(name);
-    CHECK(lsjit::compiler::cpu_level_from_name(name) == o.cpu_level);
+    CHECK(lsjit::cpu_level_from_name(name) == o.cpu_level);
     if (k > host.x86_64_level) {
       CHECK_THROWS_WITH_AS(lsjit::compiler::host_target(o), doctest::Contains("which this CPU"), lsjit::Error);
       continue;
@@ -205,22 +205,22 @@ TEST_CASE("CPU levels: the key names the level and its width, not this CPU, and 
       trace_function(test_functions().front()), KernelMode::Residual, {}, lsjit::compiler::host_target({}));
   CHECK(host_key.part("options") == "vector_width=0 fma_contraction=on vector_math=on");
   CHECK(host_key.part("host_cpuid") == host.fingerprint);
-  CHECK_FALSE(lsjit::compiler::cpu_level_from_name("x86-64-v5"));
+  CHECK_FALSE(lsjit::cpu_level_from_name("x86-64-v5"));
 }
 
 TEST_CASE("CPU levels: the machine code uses the level's registers and no wider ones") {
   // objdump (binutils, which the compiler that builds lsjit brings) lists the registers the
   // code names: xmm only at x86-64, ymm but no zmm at v3, zmm at v4 (width 8).
-  using lsjit::compiler::CpuLevel;
+  using lsjit::CpuLevel;
   const lsjit::ir::Trace traced = trace_function(test_functions().front());
   const lsjit::ir::Trace graph = lsjit::compiler::graph_for_mode(traced, KernelMode::NormalEquations);
   const lsjit::compiler::KernelLayout layout = lsjit::compiler::make_layout(graph.signature, KernelMode::NormalEquations);
   const std::string object = std::string(LSJIT_TEST_TMP_DIR) + "/level_" + std::to_string(::getpid()) + ".o";
   for (CpuLevel level : {CpuLevel::X86_64, CpuLevel::X86_64_V3, CpuLevel::X86_64_V4}) {
-    if (static_cast<int>(level) > lsjit::compiler::host_cpu().x86_64_level) continue;
+    if (static_cast<int>(level) > lsjit::host_cpu().x86_64_level) continue;
     CompileOptions o;
     o.cpu_level = level;
-    CAPTURE(lsjit::compiler::cpu_level_name(level));
+    CAPTURE(lsjit::cpu_level_name(level));
     const std::string code = lsjit::compiler::compile_kernel(graph, layout, o, "level_kernel").object_code;
     { std::ofstream(object, std::ios::binary) << code; }
     const CliRun d = run_shell("objdump -d --no-show-raw-insn " + object);

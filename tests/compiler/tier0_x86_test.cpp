@@ -1,4 +1,4 @@
-// Tier 0's machine code (compiler/tier0_x86.h) against compiled kernels and the
+// Tier 0's machine code (compiler/tier0/tier0_x86.h) against compiled kernels and the
 // interpreted tier 0, bit for bit: every op a segment holds on every pair of special values,
 // more live values than registers, and the memory it runs from.
 #include <doctest/doctest.h>
@@ -11,9 +11,9 @@
 
 #include "../support/kernel_check.h"
 #include "../support/test_functions.h"
-#include "lsjit/compiler/kernel_cache.h"
-#include "lsjit/compiler/tier0.h"
-#include "lsjit/compiler/tier0_x86.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
+#include "lsjit/compiler/tier0/tier0.h"
+#include "lsjit/compiler/tier0/tier0_x86.h"
 
 using namespace lsjit::testing;
 using lsjit::compiler::CompileOptions;

@@ -1,4 +1,4 @@
-// The AVX-512 assembler of tier 0's machine code (compiler/x86_avx512.h) against LLVM's
+// The AVX-512 assembler of tier 0's machine code (compiler/tier0/x86_avx512.h) against LLVM's
 // assembler: a table of encodings llvm-mc 19 gave for one instance of every form, and,
 // where llvm-mc is installed (LLVM 19's tools come with llvm-19-dev), every form with
 // registers across zmm0-zmm31 and k0-k7 and displacements of every size, assembled by
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "../support/run_cli.h"
-#include "lsjit/compiler/x86_avx512.h"
+#include "lsjit/compiler/tier0/x86_avx512.h"
 
 using namespace lsjit::compiler::x86;
 using lsjit::testing::CliRun;

@@ -1,4 +1,4 @@
-// decode_entry, whole and for a load, on arbitrary bytes (compiler/disk_cache.h): it
+// decode_entry, whole and for a load, on arbitrary bytes (compiler/cache/disk_cache.h): it
 // returns a status and never crashes, reads out of bounds or allocates what a lying header
 // announces. Forged input almost never carries valid tags and checksum, so each input is
 // also decoded "sealed": its tags and checksum recomputed with the fuzzer's key, as the
@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "fuzz_check.h"
-#include "lsjit/compiler/disk_cache.h"
+#include "lsjit/compiler/cache/disk_cache.h"
 #include "lsjit/ir/stable_hash.h"
 
 namespace {

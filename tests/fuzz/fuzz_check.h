@@ -8,7 +8,7 @@
 #include <exception>
 #include <string>
 
-#include "lsjit/ir/error.h"
+#include "lsjit/common/error.h"
 
 namespace lsjit::fuzz {
 

@@ -4,7 +4,7 @@
 //       tests/fuzz/make_cache_entry_seeds.cpp build/liblsjit_compiler.a build/liblsjit_ir.a -lsodium
 // tests/compiler/cache_test.cpp checks that the committed seeds still decode.
 #include <fstream>
-#include "lsjit/compiler/disk_cache.h"
+#include "lsjit/compiler/cache/disk_cache.h"
 using namespace lsjit::compiler;
 int main(int, char** argv) {
   AuthKey key{}; key.fill(0x42);  // fuzz_cache_entry.cpp's key

@@ -19,7 +19,7 @@ execute_process(COMMAND ${CXX} -std=c++20 -fsyntax-only -H -I${INCLUDE} -I${EIGE
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "a cost translation unit with only <lsjit/costs.h> does not compile:\n${headers}")
 endif()
-foreach(solver_header analyzed_problem.h solver_options.h block_sparse.h io/g2o.h io/bal.h)
+foreach(solver_header analyzed_problem.h solver_options.h solve/ io/g2o.h io/bal.h)
   if(headers MATCHES "lsjit/runtime/${solver_header}")
     message(FATAL_ERROR "<lsjit/costs.h> includes runtime/${solver_header}, a header of the solver")
   endif()

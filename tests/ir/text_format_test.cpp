@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "../support/ir_errors.h"
-#include "lsjit/ir/error.h"
+#include "lsjit/common/error.h"
 #include "lsjit/ir/graph.h"
 #include "lsjit/ir/parser.h"
 #include "lsjit/ir/printer.h"

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "lsjit/common/error.h"
 #include "lsjit/ir/differentiate.h"
-#include "lsjit/ir/error.h"
 #include "lsjit/ir/graph.h"
 #include "lsjit/ir/sym.h"
 #include "lsjit/ir/verify.h"

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "../support/ir_errors.h"
+#include "lsjit/common/error.h"
 #include "lsjit/ir/differentiate.h"
-#include "lsjit/ir/error.h"
 #include "lsjit/ir/normal_equations.h"
 #include "lsjit/ir/parser.h"
 #include "lsjit/ir/work_limits.h"

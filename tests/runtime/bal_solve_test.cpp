@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "../support/memory_cache.h"
-#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/runtime/bal_problem.h"
 #include "lsjit/runtime/io/synthetic.h"
 

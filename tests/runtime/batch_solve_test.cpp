@@ -5,7 +5,7 @@
 #include <cstring>
 #include <random>
 
-#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/lsjit.h"
 
 using namespace lsjit;

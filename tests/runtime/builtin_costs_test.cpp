@@ -1,5 +1,6 @@
 // Every built-in cost: tangent-space Jacobians against finite differences, residuals
-// against direct double implementations of the DESIGN.md conventions.
+// against direct double implementations of the conventions (docs/architecture.md,
+// "Conventions").
 #include <doctest/doctest.h>
 
 #include <cmath>

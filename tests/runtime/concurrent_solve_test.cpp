@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/lsjit.h"
 #include "lsjit/runtime/io/synthetic.h"
 #include "lsjit/runtime/pose_graph_problem.h"

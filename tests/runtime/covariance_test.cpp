@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "../support/memory_cache.h"
-#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/lsjit.h"
 
 using namespace lsjit;

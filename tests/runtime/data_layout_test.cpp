@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "../support/memory_cache.h"
-#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/ir/structural_hash.h"
 #include "lsjit/lsjit.h"
 

@@ -20,8 +20,8 @@
 
 #include <Eigen/Dense>
 
-#include "lsjit/compiler/disk_cache.h"
-#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/compiler/cache/disk_cache.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/lsjit.h"
 
 using namespace lsjit;
@@ -519,7 +519,7 @@ TEST_CASE("faults: corrupt and foreign cache entries on the solve path are recom
   const std::vector<void (*)(std::string&)> damages = {
       [](std::string& b) { b.resize(b.size() / 3); },  // truncated
       [](std::string& b) {  // a flipped bit in the object code, which ends the payload
-        uint64_t payload = 0;  // the header's payload size (compiler/disk_cache.h)
+        uint64_t payload = 0;  // the header's payload size (compiler/cache/disk_cache.h)
         for (int k = 0; k < 8; ++k) payload |= uint64_t{static_cast<unsigned char>(b[12 + k])} << (8 * k);
         b[28 + payload - 2] ^= 0x10;
       },

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "lsjit/runtime/huge_page_allocator.h"
+#include "lsjit/runtime/evaluate/huge_page_allocator.h"
 
 using lsjit::detail::BigVector;
 using lsjit::detail::kHugePageAlignment;

@@ -1,4 +1,4 @@
-// Per-instance evaluation (runtime/instance_evaluation.h): residuals and Jacobian blocks
+// Per-instance evaluation (runtime/evaluate/instance_evaluation.h): residuals and Jacobian blocks
 // against the reference interpreter and against derivatives written by hand, instance
 // costs under robust losses, the outliers of a robust solve, constraints, no recompiles,
 // and bad input.
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "../support/memory_cache.h"
-#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/lsjit.h"
 
 using namespace lsjit;

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "../support/io_checks.h"
-#include "lsjit/ir/error.h"
+#include "lsjit/common/error.h"
 #include "lsjit/runtime/io/bal.h"
 #include "lsjit/runtime/io/g2o.h"
 

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "lsjit/ir/error.h"
+#include "lsjit/common/error.h"
 #include "lsjit/runtime/io/bal.h"
 #include "lsjit/runtime/io/g2o.h"
 #include "lsjit/runtime/values.h"

@@ -1,6 +1,7 @@
 // The public benchmark files in ../shared/data (README.md there lists them): the readers
-// must accept each one with the documented counts, normalize what DESIGN.md says they
-// normalize, and write it back exactly. Skipped, with a message, where the data is absent.
+// must accept each one with the documented counts, normalize what docs/architecture.md
+// ("Conventions") says they normalize, and write it back exactly. Skipped, with a message,
+// where the data is absent.
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -156,7 +156,8 @@ TEST_CASE("io: synthetic pose graph noise has the documented distribution and we
     spec.translation_sigma = st;
     spec.rotation_sigma = sr;
     const GeneratedPoseGraph g = lsjit::io::generate_pose_graph(spec);
-    std::vector<double> et, er;  // the DESIGN.md residual components at the truth, U = I
+    // The residual components of docs/architecture.md, "Conventions", at the truth, U = I.
+    std::vector<double> et, er;
     double worst_chain = 0;
     if (dim == 2) {
       for (const auto& e : g.graph.edges2) {

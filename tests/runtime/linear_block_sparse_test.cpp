@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "../support/random_block_sparse.h"
-#include "lsjit/runtime/linear/block_sparse.h"
+#include "lsjit/runtime/solve/linear/block_sparse.h"
 
 using lsjit::linear::BlockPattern;
 using lsjit::linear::BlockSparseSymmetric;

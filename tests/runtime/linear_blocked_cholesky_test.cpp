@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "lsjit/runtime/linear/blocked_cholesky.h"
+#include "lsjit/runtime/solve/linear/blocked_cholesky.h"
 
 using lsjit::linear::blocked_cholesky;
 using lsjit::linear::blocked_cholesky_solve;

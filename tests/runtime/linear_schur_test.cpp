@@ -18,11 +18,11 @@
 #include <vector>
 
 #include "../support/random_block_sparse.h"
-#include "lsjit/ir/error.h"
-#include "lsjit/runtime/linear/schur_dense.h"
-#include "lsjit/runtime/linear/schur_iterative.h"
-#include "lsjit/runtime/linear/schur_kernels.h"
-#include "lsjit/runtime/linear/schur_sparse.h"
+#include "lsjit/common/error.h"
+#include "lsjit/runtime/solve/linear/schur_dense.h"
+#include "lsjit/runtime/solve/linear/schur_iterative.h"
+#include "lsjit/runtime/solve/linear/schur_kernels.h"
+#include "lsjit/runtime/solve/linear/schur_sparse.h"
 
 // A named namespace keeps these names out of the files a unity build puts after this one
 // (tests/CMakeLists.txt).

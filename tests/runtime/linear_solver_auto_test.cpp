@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 
-#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/lsjit.h"
 #include "lsjit/runtime/bal_problem.h"
 #include "lsjit/runtime/io/synthetic.h"

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "../support/random_block_sparse.h"
-#include "lsjit/runtime/linear/cholmod_cholesky.h"
-#include "lsjit/runtime/linear/linear_solver.h"
-#include "lsjit/runtime/linear/supernodal_cholesky.h"
+#include "lsjit/runtime/solve/linear/cholmod_cholesky.h"
+#include "lsjit/runtime/solve/linear/linear_solver.h"
+#include "lsjit/runtime/solve/linear/supernodal_cholesky.h"
 
 namespace linear_solver_test {  // its using-directives stay in this file (tests are unity-built)
 using namespace lsjit::linear;

@@ -1,4 +1,4 @@
-// Subgraph-preconditioned CG (runtime/linear/subgraph_cg.h): the sparsified pattern it
+// Subgraph-preconditioned CG (runtime/solve/linear/subgraph_cg.h): the sparsified pattern it
 // factors (subgraph.h), the supernodal Cholesky's factor-once/solve-many entry points it
 // relies on, and its solutions against a dense reference.
 #include <doctest/doctest.h>
@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "../support/random_block_sparse.h"
-#include "lsjit/runtime/linear/subgraph.h"
-#include "lsjit/runtime/linear/subgraph_cg.h"
-#include "lsjit/runtime/linear/supernodal_cholesky.h"
+#include "lsjit/runtime/solve/linear/subgraph.h"
+#include "lsjit/runtime/solve/linear/subgraph_cg.h"
+#include "lsjit/runtime/solve/linear/supernodal_cholesky.h"
 
 namespace linear_subgraph_cg_test {  // its using-directives stay in this file (tests are unity-built)
 using namespace lsjit::linear;

@@ -1,4 +1,4 @@
-// The supernodal Cholesky's loops (runtime/linear/supernodal_kernels.h) for every instruction
+// The supernodal Cholesky's loops (runtime/solve/linear/supernodal_kernels.h) for every instruction
 // set the host can run, against straightforward loops: the whole-factorization tests
 // (linear_supernodal_test.cpp) exercise only the host's choice. Shapes cover the vector
 // widths' remainders (1..17 rows, 1..9 columns) and the padded reads past each column.
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "lsjit/runtime/linear/supernodal_kernels.h"
+#include "lsjit/runtime/solve/linear/supernodal_kernels.h"
 
 namespace linear_supernodal_kernels_test {  // its using-directives stay in this file (tests are unity-built)
 using namespace lsjit::linear;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "../support/random_block_sparse.h"
-#include "lsjit/runtime/linear/supernodal_cholesky.h"
+#include "lsjit/runtime/solve/linear/supernodal_cholesky.h"
 
 namespace linear_supernodal_mixed_test {  // its using-directives stay in this file (tests are unity-built)
 using namespace lsjit::linear;

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "../support/random_block_sparse.h"
-#include "lsjit/ir/error.h"
-#include "lsjit/runtime/linear/supernodal_analysis.h"
-#include "lsjit/runtime/linear/supernodal_cholesky.h"
+#include "lsjit/common/error.h"
+#include "lsjit/runtime/solve/linear/supernodal_analysis.h"
+#include "lsjit/runtime/solve/linear/supernodal_cholesky.h"
 
 using namespace lsjit;
 using linear::SupernodalStructure;

@@ -1,4 +1,4 @@
-// SupernodalCholesky (runtime/linear/supernodal_cholesky.h) against Eigen's dense LLT on
+// SupernodalCholesky (runtime/solve/linear/supernodal_cholesky.h) against Eigen's dense LLT on
 // random block-sparse SPD matrices of many shapes, with both orderings; the reuse of its
 // analysis; and its failures, which must name the right block of A.
 #include <doctest/doctest.h>
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "../support/random_block_sparse.h"
-#include "lsjit/ir/error.h"
-#include "lsjit/runtime/linear/supernodal_cholesky.h"
+#include "lsjit/common/error.h"
+#include "lsjit/runtime/solve/linear/supernodal_cholesky.h"
 
 namespace linear_supernodal_test {  // its using-directives stay in this file (tests are unity-built)
 using namespace lsjit::linear;

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "../support/random_block_sparse.h"
-#include "lsjit/runtime/linear/supernodal_cholesky.h"
-#include "lsjit/runtime/linear/supernodal_split.h"
+#include "lsjit/runtime/solve/linear/supernodal_cholesky.h"
+#include "lsjit/runtime/solve/linear/supernodal_split.h"
 
 namespace linear_supernodal_threads_test {  // its using-directives stay in this file (tests are unity-built)
 using namespace lsjit::linear;

@@ -1,4 +1,4 @@
-// The sparse Cholesky's structure cached by pattern (runtime/ordering_cache.h): an analysis
+// The sparse Cholesky's structure cached by pattern (runtime/analyze/ordering_cache.h): an analysis
 // laid out from a stored structure is the analysis made from scratch, a stored structure
 // that does not fit the pattern (out of order, out of range, or missing a row the factor
 // needs) is never used, and a solve whose structure came from the disk is bit-identical to
@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "../support/random_block_sparse.h"
-#include "lsjit/compiler/kernel_cache.h"
-#include "lsjit/ir/error.h"
+#include "lsjit/common/error.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
+#include "lsjit/runtime/analyze/ordering_cache.h"
 #include "lsjit/runtime/io/synthetic.h"
-#include "lsjit/runtime/ordering_cache.h"
 #include "lsjit/runtime/pose_graph_problem.h"
 
 using namespace lsjit;
@@ -232,7 +232,7 @@ TEST_CASE("ordering cache: the second analysis of a structure reads the first on
   CHECK(memory_cache.stats().disk_writes == 0);
 }
 
-// The entry's format as runtime/ordering_cache.h documents it, written independently.
+// The entry's format as runtime/analyze/ordering_cache.h documents it, written independently.
 std::string entry_bytes(const linear::SupernodalStructure& s, uint32_t ordering_code) {
   std::string out;
   auto u32 = [&](uint64_t v) {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "../support/memory_cache.h"
-#include "lsjit/ir/error.h"
+#include "lsjit/common/error.h"
 #include "lsjit/runtime/io/synthetic.h"
 #include "lsjit/runtime/pose_graph_init.h"
 #include "lsjit/runtime/pose_graph_problem.h"

@@ -1,11 +1,12 @@
 // Pose graphs solved end to end: the shared benchmark files reach Ceres 2.1's final costs
-// (same conventions, DESIGN.md), and a generated graph is pulled back towards its truth.
+// (same conventions: docs/architecture.md, "Conventions"), and a generated graph is pulled
+// back towards its truth.
 #include <doctest/doctest.h>
 
 #include <filesystem>
 
 #include "../support/memory_cache.h"
-#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/runtime/io/synthetic.h"
 #include "lsjit/runtime/pose_graph_problem.h"
 

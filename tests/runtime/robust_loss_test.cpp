@@ -7,10 +7,10 @@
 #include <random>
 
 #include "../support/memory_cache.h"
-#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
+#include "lsjit/lsjit.h"
 #include "lsjit/runtime/io/synthetic.h"
 #include "lsjit/runtime/pose_graph_problem.h"
-#include "lsjit/lsjit.h"
 
 using namespace lsjit;
 

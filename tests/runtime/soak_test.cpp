@@ -18,7 +18,7 @@
 #include <memory>
 #include <vector>
 
-#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/lsjit.h"
 
 using namespace lsjit;

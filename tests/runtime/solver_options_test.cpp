@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/lsjit.h"
 
 using namespace lsjit;

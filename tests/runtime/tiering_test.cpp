@@ -1,4 +1,4 @@
-// Tiered kernels (compiler/kernel_cache.h, Options::Tiering): a solve that starts in tier 0
+// Tiered kernels (compiler/cache/kernel_cache.h, Options::Tiering): a solve that starts in tier 0
 // and switches to the compiled kernels when a background compile finishes gives the
 // solution of either tier alone, bit for bit, wherever the switch falls.
 #include <doctest/doctest.h>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "../support/memory_cache.h"
-#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/runtime/analyzed_problem.h"
 #include "lsjit/runtime/io/synthetic.h"
 #include "lsjit/runtime/pose_graph_problem.h"

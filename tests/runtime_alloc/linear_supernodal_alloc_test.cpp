@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "../support/random_block_sparse.h"
-#include "lsjit/runtime/linear/supernodal_cholesky.h"
+#include "lsjit/runtime/solve/linear/supernodal_cholesky.h"
 
 #include "counting_allocator.h"
 

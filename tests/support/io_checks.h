@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "lsjit/ir/error.h"
+#include "lsjit/common/error.h"
 #include "lsjit/runtime/io/bal.h"
 #include "lsjit/runtime/io/g2o.h"
 // (after g2o.h, which includes sym_eigen.h first)

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "lsjit/ir/error.h"
+#include "lsjit/common/error.h"
 #include "lsjit/ir/parser.h"
 #include "lsjit/ir/verify.h"
 

@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "lsjit/compiler/codegen.h"
-#include "lsjit/compiler/jit.h"
 #include "lsjit/compiler/kernel.h"
-#include "lsjit/compiler/tier0.h"
+#include "lsjit/compiler/llvm/codegen.h"
+#include "lsjit/compiler/llvm/jit.h"
+#include "lsjit/compiler/tier0/tier0.h"
 #include "lsjit/ir/interpreter.h"
 
 namespace lsjit::testing {
@@ -173,7 +173,7 @@ inline size_t check_kernel(const ir::Trace& traced, compiler::KernelMode mode, i
   return compared;
 }
 
-// Tier 0 (compiler/tier0.h) against the compiled kernel of the same graph and options, bit
+// Tier 0 (compiler/tier0/tier0.h) against the compiled kernel of the same graph and options, bit
 // for bit: `count` instances, the kernel over [0, count) in two pieces and tier 0 in
 // three (cut elsewhere), every output value's bits compared (NaN against any NaN: both
 // tiers make their NaNs with the same instructions, but this does not test payloads).

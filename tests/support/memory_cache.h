@@ -2,7 +2,7 @@
 // shared across a test executable so that each structure compiles once per run.
 #pragma once
 
-#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/runtime/problem.h"
 
 namespace lsjit::testing {

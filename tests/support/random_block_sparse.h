@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "lsjit/runtime/linear/block_sparse.h"
+#include "lsjit/runtime/solve/linear/block_sparse.h"
 
 namespace lsjit::testing {
 

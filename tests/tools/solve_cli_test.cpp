@@ -314,7 +314,7 @@ TEST_CASE("lsjit solve --repair-information: a bad mode, or a BAL file, is a usa
 }
 
 // Issue 20: a process whose kernels are all in the disk cache never loads libLLVM; one
-// that compiles does (through liblsjit_llvm.so, compiler/llvm_backend.h). The loader's
+// that compiles does (through liblsjit_llvm.so, compiler/llvm/llvm_backend.h). The loader's
 // trace (LD_DEBUG=files) lists every object it maps, dependencies of dlopen'ed ones too.
 TEST_CASE("a warm lsjit solve maps no libLLVM, a cold one loads it to compile") {
   const fs::path file = generated("warm_no_llvm", 3);
@@ -356,7 +356,7 @@ TEST_CASE("an empty kernel cache loads the compiler while the file is read, tier
   CHECK(tier0.out.find("libLLVM") == std::string::npos);
 }
 
-// Issue 20: LSJIT_TIER=0 runs every kernel in tier 0 (compiler/tier0.h). A cold process
+// Issue 20: LSJIT_TIER=0 runs every kernel in tier 0 (compiler/tier0/tier0.h). A cold process
 // then neither loads libLLVM nor writes the disk cache, and its solution is the compiled
 // kernels' to the last digit written.
 TEST_CASE("LSJIT_TIER=0 solves cold without LLVM, to the compiled kernels' solution") {

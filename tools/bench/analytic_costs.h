@@ -10,17 +10,17 @@
 
 namespace lsjit::bench {
 
-// BAL / Snavely reprojection (DESIGN.md): camera = (angle-axis w[3], t[3], f, k1, k2),
-// point X[3], observation obs[2]. P = R(w)·X + t, p = −P.xy / P.z,
+// BAL / Snavely reprojection (docs/architecture.md, "Conventions"): camera = (angle-axis
+// w[3], t[3], f, k1, k2), point X[3], observation obs[2]. P = R(w)·X + t, p = −P.xy / P.z,
 // residual = f·(1 + k1‖p‖² + k2‖p‖⁴)·p − obs. Like Ceres' AngleAxisRotatePoint, R(w)·X is
 // first order (X + w × X) when ‖w‖² <= machine epsilon.
 // Writes residual[2], J_camera[2x9], J_point[2x3].
 void snavely_analytic(const double* camera, const double* point, const double* obs,
                       double* residual, double* J_camera, double* J_point);
 
-// g2o SE3:QUAT between cost (DESIGN.md): poses a, b and measurement z as
-// (tx, ty, tz, qx, qy, qz, qw) with unit quaternions, U the 6x6 upper square-root
-// information matrix, column-major (Eigen's storage, as lsjit's data layout).
+// g2o SE3:QUAT between cost (docs/architecture.md, "Conventions"): poses a, b and
+// measurement z as (tx, ty, tz, qx, qy, qz, qw) with unit quaternions, U the 6x6 upper
+// square-root information matrix, column-major (Eigen's storage, as lsjit's data layout).
 // e = [R_aᵀ(p_b − p_a) − p_z ; 2·vec(q_z ⊗ (q_a⁻¹ q_b)⁻¹)], residual = U·e.
 // Jacobians with respect to right perturbations x·exp(ρ, ω) of a and b (tangent order
 // ρ then ω): J_a[6x6], J_b[6x6], row-major.

@@ -15,11 +15,11 @@
 
 #include "bal_bench.h"
 #include "ceres_bal.h"
-#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/runtime/bal_problem.h"
 #include "lsjit/runtime/builtin_costs.h"
 #include "lsjit/runtime/io/bal.h"
-#include "lsjit/runtime/linear/schur_solver.h"
+#include "lsjit/runtime/solve/linear/schur_solver.h"
 
 namespace lsjit::bench {
 namespace {
@@ -172,7 +172,7 @@ void child_ceres(const ChildArgs& args) {
 
 // The normal-equations (and residual) kernel of the Snavely cost alone, over every
 // observation, in waves of 16,384 instances into one reused buffer as the solver's
-// evaluator runs it (runtime/evaluator.h), without the assembly of H and g: the kernel's
+// evaluator runs it (runtime/evaluate/evaluator.h), without the assembly of H and g: the kernel's
 // share of jacobian_s. Median of `repeats` after one warm-up. Same cost, mode and compile
 // options as analyze(), so a warm cache serves the very kernel the solves run
 // (kernel_from_disk says so).

@@ -9,16 +9,12 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "lsjit/common/clock.h"
+
 #include "ceres_snavely.h"
 
 namespace lsjit::bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // Records when the cost first reaches the target. Ceres calls it after every iteration,
 // the initial point included; the clock starts just before ceres::Solve, so the time

@@ -1,8 +1,9 @@
 // The g2o edge residuals as Ceres users write them (templated functors for
 // AutoDiffCostFunction, after Ceres' pose_graph_2d and pose_graph_3d examples), with the
-// conventions of DESIGN.md: r = U·e with U the UPPER Cholesky factor of Ω (UᵀU = Ω).
-// Ceres' examples multiply by the lower factor L instead; that is a different cost for
-// a non-diagonal Ω, and the reference costs in docs/benchmarks.md are those of U.
+// conventions of docs/architecture.md, "Conventions": r = U·e with U the UPPER Cholesky
+// factor of Ω (UᵀU = Ω). Ceres' examples multiply by the lower factor L instead; that is
+// a different cost for a non-diagonal Ω, and the reference costs in docs/benchmarks-history.md are
+// those of U.
 //
 // Private to the Ceres baselines (ceres_costs.cpp, ceres_pose_graph.cpp): includes Ceres.
 #pragma once
@@ -16,8 +17,9 @@
 
 namespace lsjit::bench {
 
-// Ceres' pose_graph_2d NormalizeAngle: into [-π, π). DESIGN.md wraps into (-π, π]; the two
-// differ only at exactly ±π, where the residual's square is the same.
+// Ceres' pose_graph_2d NormalizeAngle: into [-π, π). lsjit wraps into (-π, π]
+// (docs/architecture.md, "Conventions"); the two differ only at exactly ±π, where the
+// residual's square is the same.
 template <class T>
 T normalize_angle(const T& angle) {
   using std::floor;

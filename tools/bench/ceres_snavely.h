@@ -1,6 +1,7 @@
 // Ceres' bundle_adjuster residual (examples/snavely_reprojection_error.h in Ceres), the
-// Snavely camera of DESIGN.md: angle-axis, translation, f, k1, k2; P = R·X + t,
-// p = −P.xy / P.z, pred = f·(1 + k1‖p‖² + k2‖p‖⁴)·p, residual pred − (x, y).
+// Snavely camera of docs/architecture.md, "Conventions": angle-axis, translation, f, k1,
+// k2; P = R·X + t, p = −P.xy / P.z, pred = f·(1 + k1‖p‖² + k2‖p‖⁴)·p, residual
+// pred − (x, y).
 //
 // Private to the Ceres baselines (ceres_costs.cpp, ceres_bal.cpp): includes Ceres.
 #pragma once

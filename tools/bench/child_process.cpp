@@ -9,11 +9,9 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace lsjit::bench {
+#include "lsjit/common/clock.h"
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+namespace lsjit::bench {
 
 void emit(const char* key, double value) { std::printf("%s %.17g\n", key, value); }
 

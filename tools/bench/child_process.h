@@ -11,12 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "lsjit/common/clock.h"
+
 namespace lsjit::bench {
 
 using Record = std::map<std::string, double>;  // one child's measurements
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start);
 
 // Child side: one measurement as a "key value" line on stdout, value to 17 digits.
 void emit(const char* key, double value);

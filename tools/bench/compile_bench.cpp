@@ -16,24 +16,19 @@
 #include <string>
 #include <vector>
 
-#include "lsjit/compiler/jit.h"
-#include "lsjit/compiler/kernel_cache.h"
-#include "lsjit/compiler/kernel_loader.h"
+#include "lsjit/common/clock.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
+#include "lsjit/compiler/cache/kernel_loader.h"
+#include "lsjit/compiler/llvm/jit.h"
 #include "lsjit/runtime/builtin_costs.h"
 #include "bench_main.h"
+#include "bench_stats.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
+using lsjit::bench::median;
+using lsjit::Clock;
+using lsjit::seconds_since;
 
 struct Sample {
   double trace = 0, compile_all_modes = 0, disk_load_per_kernel = 0;

@@ -21,23 +21,22 @@
 
 #include "analytic_costs.h"
 #include "ceres_costs.h"
-#include "lsjit/compiler/kernel_cache.h"
-#include "lsjit/ir/error.h"
+#include "lsjit/common/clock.h"
+#include "lsjit/common/error.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/runtime/builtin_costs.h"
 #include "lsjit/runtime/io/bal.h"
 #include "lsjit/runtime/io/g2o.h"
+#include "bench_stats.h"
 
 namespace {
 
+using lsjit::bench::median;
+using lsjit::Clock;
+using lsjit::seconds_since;
+
 namespace fs = std::filesystem;
 namespace c = lsjit::compiler;
-using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 // Median seconds of `repeats` runs of f, after one warm-up run.
 double time_median(int repeats, const std::function<void()>& f) {
   f();

@@ -29,12 +29,12 @@
 #include <string>
 #include <vector>
 
-#include "lsjit/runtime/linear/cholmod_cholesky.h"
-#include "lsjit/runtime/linear/linear_solver.h"
-#include "lsjit/runtime/linear/schur_solver.h"
-#include "lsjit/runtime/linear/supernodal_cholesky.h"
-#include "lsjit/runtime/linear/supernodal_kernels.h"
 #include "lsjit/runtime/io/g2o.h"
+#include "lsjit/runtime/solve/linear/cholmod_cholesky.h"
+#include "lsjit/runtime/solve/linear/linear_solver.h"
+#include "lsjit/runtime/solve/linear/schur_solver.h"
+#include "lsjit/runtime/solve/linear/supernodal_cholesky.h"
+#include "lsjit/runtime/solve/linear/supernodal_kernels.h"
 #include "bench_main.h"
 #include <cstdlib>
 #include <filesystem>
@@ -309,7 +309,7 @@ void run_factor(const Structure& s, int repeats, int threads, std::mt19937_64& r
 
 }  // namespace
 
-// OpenBLAS, as runtime/linear/supernodal_kernels.cpp links it.
+// OpenBLAS, as runtime/solve/linear/supernodal_kernels.cpp links it.
 extern "C" {
 void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info);
 void dtrsm_(const char* side, const char* uplo, const char* trans, const char* diag, const int* m,

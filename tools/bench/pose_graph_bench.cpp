@@ -39,7 +39,7 @@
 #include "ceres_pose_graph.h"
 #include "ceres_pose_graph_input.h"
 #include "child_process.h"
-#include "lsjit/compiler/kernel_cache.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/runtime/io/g2o.h"
 #include "lsjit/runtime/pose_graph_problem.h"
 

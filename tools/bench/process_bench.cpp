@@ -32,8 +32,11 @@
 #include <vector>
 
 #include "bench_main.h"
+#include "bench_stats.h"
 
 namespace {
+
+using lsjit::bench::median;
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -68,11 +71,6 @@ Sample run(const std::vector<std::string>& argv, const fs::path& cache_dir) {
   s.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   s.peak_mb = usage.ru_maxrss / 1024.0;
   return s;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 struct Series {

@@ -29,11 +29,11 @@
 
 #include "lsjit/lsjit.h"
 #include "lsjit/runtime/io/g2o.h"
-#include "lsjit/runtime/linear/block_sparse.h"
-#include "lsjit/runtime/linear/subgraph_cg.h"
-#include "lsjit/runtime/linear/supernodal_analysis.h"
-#include "lsjit/runtime/linear/supernodal_cholesky.h"
 #include "lsjit/runtime/pose_graph_problem.h"
+#include "lsjit/runtime/solve/linear/block_sparse.h"
+#include "lsjit/runtime/solve/linear/subgraph_cg.h"
+#include "lsjit/runtime/solve/linear/supernodal_analysis.h"
+#include "lsjit/runtime/solve/linear/supernodal_cholesky.h"
 #include "bench_main.h"
 
 namespace {

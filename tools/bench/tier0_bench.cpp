@@ -1,4 +1,4 @@
-// Tier 0 benchmark (issue 20): per built-in cost and mode, what tier 0 (compiler/tier0.h)
+// Tier 0 benchmark (issue 20): per built-in cost and mode, what tier 0 (compiler/tier0/tier0.h)
 // costs against the compiled kernel, one thread, side by side in one run:
 //   - set-up: building the Tier0Kernel against LLVM's compile of the same graph (lowering,
 //     code generation and loading), both from the mode graph;
@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "lsjit/compiler/codegen.h"
-#include "lsjit/compiler/jit.h"
 #include "lsjit/compiler/kernel.h"
-#include "lsjit/compiler/tier0.h"
+#include "lsjit/compiler/llvm/codegen.h"
+#include "lsjit/compiler/llvm/jit.h"
+#include "lsjit/compiler/tier0/tier0.h"
 #include "lsjit/runtime/builtin_costs.h"
 #include "bench_main.h"
 

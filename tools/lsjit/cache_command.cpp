@@ -1,4 +1,4 @@
-// lsjit cache: inspect and maintain the on-disk kernel cache (compiler/disk_cache.h).
+// lsjit cache: inspect and maintain the on-disk kernel cache (compiler/cache/disk_cache.h).
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -13,10 +13,10 @@
 
 #include "cache_export.h"
 #include "commands.h"
-#include "lsjit/compiler/cache_key.h"
-#include "lsjit/compiler/disk_cache.h"
-#include "lsjit/compiler/recompile_check.h"
-#include "lsjit/ir/error.h"
+#include "lsjit/common/error.h"
+#include "lsjit/compiler/cache/cache_key.h"
+#include "lsjit/compiler/cache/disk_cache.h"
+#include "lsjit/compiler/cache/recompile_check.h"
 
 namespace lsjit::cli {
 namespace {

@@ -1,5 +1,5 @@
 // lsjit cache export: kernels from the disk cache as a static library and a registration
-// source that a program links instead of LLVM (compiler/linked_kernels.h).
+// source that a program links instead of LLVM (compiler/cache/linked_kernels.h).
 //
 // Writes, into `out_dir` (created if missing; each file atomically):
 //   lib<NAME>.a   one relocatable object per kernel, as the disk entry holds it, with a
@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "lsjit/compiler/disk_cache.h"
+#include "lsjit/compiler/cache/disk_cache.h"
 
 namespace lsjit::cli {
 

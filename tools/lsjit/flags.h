@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lsjit/ir/error.h"
+#include "lsjit/common/error.h"
 
 namespace lsjit::cli {
 
@@ -31,7 +31,7 @@ std::optional<double> parse_number(std::string_view text);
 // [lo, hi], or (lo, hi] when lo_open. Its message names the range and the text.
 CLI::Validator number_in(double lo, double hi, bool lo_open = false);
 
-using lsjit::printable;  // ir/error.h: a flag's value may come from anywhere
+using lsjit::printable;  // common/error.h: a flag's value may come from anywhere
 
 // Parses args (everything after the subcommand's name) into app, which must have been set
 // up with app.allow_extras() off. Returns nullopt on success, else one line (newline

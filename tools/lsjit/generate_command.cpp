@@ -17,9 +17,9 @@
 
 #include "commands.h"
 #include "flags.h"
-#include "lsjit/ir/error.h"
+#include "lsjit/common/error.h"
+#include "lsjit/runtime/formats/text.h"
 #include "lsjit/runtime/io/synthetic.h"
-#include "lsjit/runtime/io/text.h"
 
 namespace lsjit::cli {
 namespace {

@@ -5,11 +5,11 @@
 #include <new>
 #include <string>
 
-#include "lsjit/ir/error.h"
+#include "lsjit/common/error.h"
 #include "commands.h"
 #include "terminal_safe.h"
-#include "lsjit/compiler/kernel_cache.h"
-#include "lsjit/runtime/linear/supernodal_kernels.h"
+#include "lsjit/compiler/cache/kernel_cache.h"
+#include "lsjit/runtime/solve/linear/supernodal_kernels.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <variant>
 #include <vector>
 
-#include "lsjit/compiler/codegen.h"
+#include "lsjit/compiler/llvm/codegen.h"
 #include "lsjit/runtime/io/g2o.h"
 #include "lsjit/runtime/loss.h"
 #include "lsjit/runtime/solver_options.h"

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <filesystem>
 
-#include "lsjit/ir/error.h"
-#include "lsjit/runtime/io/text.h"
+#include "lsjit/common/error.h"
+#include "lsjit/runtime/formats/text.h"
 #include "lsjit/runtime/pose_graph_problem.h"
 
 namespace lsjit::cli {

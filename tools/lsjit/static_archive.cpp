@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "lsjit/ir/error.h"
+#include "lsjit/common/error.h"
 
 namespace lsjit::cli {
 namespace {

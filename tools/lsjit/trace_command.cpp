@@ -8,8 +8,8 @@
 
 #include "commands.h"
 #include "flags.h"
-#include "lsjit/compiler/codegen.h"
 #include "lsjit/compiler/kernel.h"
+#include "lsjit/compiler/llvm/codegen.h"
 #include "lsjit/ir/differentiate.h"
 #include "lsjit/ir/parser.h"
 #include "lsjit/ir/printer.h"

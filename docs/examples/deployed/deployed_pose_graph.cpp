@@ -28,7 +28,7 @@
 // The program prints where each kernel came from and exits nonzero when the solve fails,
 // when a kernel had to be compiled, or when libLLVM was mapped into the process; else it
 // prints "deployed_pose_graph: ok".
-#include <lsjit/compiler/kernel_cache.h>
+#include <lsjit/compiler/cache/kernel_cache.h>
 #include <lsjit/lsjit.h>
 
 #include <cstdio>
@@ -76,7 +76,7 @@ int run(int argc, char** argv) {
   const lsjit::io::PoseGraph graph = input(argc, argv);
   lsjit::PoseGraphProblem p = lsjit::make_pose_graph_problem(graph);
   lsjit::AnalyzeOptions analyze_options;
-  analyze_options.compile.cpu_level = lsjit::compiler::CpuLevel::X86_64;  // as exported
+  analyze_options.compile.cpu_level = lsjit::CpuLevel::X86_64;  // as exported
   lsjit::AnalyzedProblem analyzed = p.problem.analyze(analyze_options);
   const lsjit::SolveResult result = analyzed.solve(p.initial, lsjit::SolverOptions{});
   std::cout << result.summary.report();

@@ -1,0 +1,674 @@
+#include "lsjit/compiler/cache/kernel_cache.h"
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <stdexcept>
+#include <future>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "lsjit/common/error.h"
+#include "lsjit/compiler/cache/linked_kernels.h"
+#include "lsjit/ir/printer.h"
+#include "lsjit/ir/structural_hash.h"
+
+namespace lsjit::compiler {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string ms(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", s * 1e3);
+  return buf;
+}
+
+std::string short_id(const CacheKey& key) { return key.id().substr(0, 12); }
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return false;
+  const std::string s = v;
+  return !(s == "0" || s == "false" || s == "off" || s == "no" || s == "FALSE" || s == "OFF" ||
+           s == "NO" || s == "False" || s == "Off" || s == "No");
+}
+
+// The previous key of `name` closest to `key`: same mode first, then most equal parts;
+// the most recent one on a tie.
+const auto* closest_seen(const auto& seen, const CacheKey& key) {
+  decltype(&seen.front()) best = nullptr;
+  size_t best_score = 0;
+  const std::string_view mode = key.part("mode");
+  for (const auto& s : seen) {
+    if (s.key.hash == key.hash) continue;
+    const size_t score = equal_parts(s.key, key) + (s.key.part("mode") == mode ? 1000 : 0);
+    if (!best || score >= best_score) {
+      best = &s;
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::string_view source_name(KernelSource source) {
+  switch (source) {
+    case KernelSource::Memory: return "memory";
+    case KernelSource::Disk: return "disk";
+    case KernelSource::Compiled: return "compiled";
+    case KernelSource::Tier0: return "tier0";
+    case KernelSource::Linked: return "linked";
+  }
+  return "?";
+}
+
+KernelCache::Options KernelCache::Options::from_environment() {
+  Options o;
+  if (const char* d = std::getenv("LSJIT_DISK_CACHE"); d && *d && !env_flag("LSJIT_DISK_CACHE"))
+    o.use_disk = false;
+  o.log_compiles = env_flag("LSJIT_LOG_COMPILES");
+  o.explain_misses = env_flag("LSJIT_EXPLAIN_CACHE_MISSES");
+  o.fail_on_recompile = env_flag("LSJIT_FAIL_ON_RECOMPILE");
+  o.tiering = Tiering::Tiered;
+  if (const char* t = std::getenv("LSJIT_TIER"); t && *t) {
+    const std::string_view tier(t);
+    if (tier == "0")
+      o.tiering = Tiering::Tier0Only;
+    else if (tier == "compiled")
+      o.tiering = Tiering::Compiled;
+    else if (tier != "tiered")
+      std::cerr << "lsjit: LSJIT_TIER=" << printable(tier) << " is not tiered, compiled or 0; using tiered\n";
+  }
+  if (const char* c = std::getenv("LSJIT_TIER0_CODE"); c && *c) {
+    const std::string_view code(c);
+    if (code == "interpreted")
+      o.tier0_code = Tier0Kernel::Code::Interpreted;
+    else if (code != "auto")
+      std::cerr << "lsjit: LSJIT_TIER0_CODE=" << printable(code) << " is not auto or interpreted; using auto\n";
+  }
+  if (const char* l = std::getenv("LSJIT_RECOMPILE_LIMIT"); l && *l) {
+    char* end = nullptr;
+    const unsigned long v = std::strtoul(l, &end, 10);
+    if (end && *end == '\0') o.recompile_limit = static_cast<uint32_t>(std::min(v, 0xffffffffUL));
+  }
+  return o;
+}
+
+KernelCache::KernelCache() : KernelCache(Options{}) {}
+
+KernelCache::KernelCache(Options options) : options_(std::move(options)) {
+  Backend& b = options_.backend;
+  const bool default_compiler = !b.compile;
+  if (!b.target) b.target = [](const CompileOptions& o) { return host_target(o); };
+  if (!b.compile)
+    b.compile = [](const ir::Trace& g, const KernelLayout& l, const CompileOptions& o,
+                   const std::string& symbol) { return compile_kernel(g, l, o, symbol); };
+  if (!b.load)
+    b.load = [](const std::string& object, const std::string& symbol) {
+      return load_kernel(object, symbol);
+    };
+  if (options_.use_disk) {
+    std::optional<std::filesystem::path> dir = options_.directory;
+    if (!dir) dir = default_cache_dir();
+    if (dir) disk_.emplace(*dir);
+  }
+  if (default_compiler && options_.tiering != Options::Tiering::Tier0Only && disk_ &&
+      linked_kernel_count() == 0 && !disk_->has_entries())
+    load_compiler_in_background();
+}
+
+KernelCache::~KernelCache() { wait_for_background(); }
+
+void KernelCache::log_line(const std::string& text) {
+  if (options_.quiet) return;
+  std::ostream& out = options_.log ? *options_.log : std::cerr;
+  std::lock_guard lock(log_mutex_);
+  out << text;
+  if (text.empty() || text.back() != '\n') out << '\n';
+  out.flush();
+}
+
+void KernelCache::warn(const std::string& line) { log_line("lsjit: warning: " + line); }
+
+TargetInfo KernelCache::target_for(const CompileOptions& options) {
+  const auto k = std::make_tuple(options.vector_width, options.fma_contraction, options.vector_math,
+                                 options.cpu_level);
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [key, target] : targets_)
+      if (key == k) return target;
+  }
+  TargetInfo t = options_.backend.target(options);
+  std::lock_guard lock(mutex_);
+  targets_.emplace_back(k, t);
+  return t;
+}
+
+CacheKey KernelCache::key_for(const ir::Trace& traced, KernelMode mode, const CompileOptions& options) {
+  return make_cache_key(traced, mode, options, target_for(options));
+}
+
+KernelCache::Lookup KernelCache::lookup(const ir::Trace& traced, KernelMode mode,
+                                        const CompileOptions& options, double trace_s) {
+  if (traced.stage != ir::Stage::Traced)
+    throw Error("kernel cache: cost '" + traced.signature.name + "' is at stage " +
+                std::string(ir::stage_name(traced.stage)) +
+                "; the cache takes the traced stage (its structural hash is part of the key)");
+  return lookup_keyed(traced, mode, options, trace_s, key_for(traced, mode, options));
+}
+
+KernelCache::Lookup KernelCache::lookup_keyed(const ir::Trace& traced, KernelMode mode,
+                                              const CompileOptions& options, double trace_s,
+                                              const CacheKey& key) {
+  const auto t0 = Clock::now();
+  const HashKey hk{key.hash.hi, key.hash.lo};
+  const std::string& name = traced.signature.name;
+  std::string explanation, limit_warning;
+  {
+    std::unique_lock lock(mutex_);
+    ++stats_.gets;
+    bool collision = false;
+    for (;;) {
+      auto it = memory_.find(hk);
+      if (it != memory_.end()) {
+        if (it->second.kernel->key.parts == key.parts) {
+          ++stats_.memory_hits;
+          ++it->second.hits;
+          return {it->second.kernel, KernelSource::Memory, seconds_since(t0)};
+        }
+        collision = true;  // astronomically unlikely; the new kernel replaces the old one
+        break;
+      }
+      if (!in_flight_.count(hk)) break;
+      in_flight_done_.wait(lock);
+    }
+    if (collision) {
+      lock.unlock();
+      warn("kernel cache: key " + key.id() + " of cost '" + name +
+           "' collides with a different key in memory; replacing that kernel");
+      lock.lock();
+    }
+
+    // A memory miss: explain it, count recompiles, then produce the kernel unlocked.
+    std::vector<Seen>& seen = seen_[name];
+    const Seen* previous = closest_seen(seen, key);
+    std::vector<Hash128>& keys = kernels_for_[{name, mode}];
+    const bool known = std::find(keys.begin(), keys.end(), key.hash) != keys.end();
+    const bool recompile = !keys.empty() && !known;
+    auto describe = [&](std::string_view prefix) {
+      return "closest previous key " + short_id(previous->key) + " (" +
+             std::to_string(equal_parts(previous->key, key)) + " of " +
+             std::to_string(key.parts.size()) + " parts equal) differs in:\n" +
+             explain_key_difference(previous->key, key, previous->traced.get(), &traced, prefix);
+    };
+    if (recompile && options_.fail_on_recompile)
+      throw Error("kernel cache: cost '" + name + "' (mode " + std::string(mode_name(mode)) +
+                  ") needs another kernel (key " + short_id(key) +
+                  ") and recompiles are set to fail (LSJIT_FAIL_ON_RECOMPILE=1 or "
+                  "set_fail_on_recompile); " +
+                  (previous ? describe("  ") : std::string("no previous key to compare\n")));
+    // Only recompiles are explained: a cost's first kernel in another mode, or a kernel of
+    // a known key loaded from disk by a new process, is no miss worth a user's attention.
+    if (options_.explain_misses && recompile && previous)
+      explanation = "lsjit: cache miss for cost '" + name + "' (mode " +
+                    std::string(mode_name(mode)) + ", key " + short_id(key) + "): " +
+                    describe("lsjit:   ");
+    if (recompile) {
+      ++stats_.recompiles;
+      const uint32_t n = ++recompiles_[name];
+      if (n > options_.recompile_limit && !limit_warned_.count(name)) {
+        limit_warned_.insert(name);
+        limit_warning = "cost '" + name + "' has been recompiled " + std::to_string(n) +
+                        " times, more than the limit of " +
+                        std::to_string(options_.recompile_limit) +
+                        ": a value captured by the cost probably changes between instances; pass "
+                        "it as data (LSJIT_EXPLAIN_CACHE_MISSES=1 shows what differs)";
+      }
+    }
+    if (!known) keys.push_back(key.hash);
+    if (std::none_of(seen.begin(), seen.end(), [&](const Seen& s) { return s.key.hash == key.hash; }))
+      seen.push_back({key, std::make_shared<const ir::Trace>(traced)});
+    in_flight_.insert(hk);
+  }
+  if (!explanation.empty()) log_line(explanation);
+  if (!limit_warning.empty()) warn(limit_warning);
+
+  KernelSource source = KernelSource::Compiled;
+  std::shared_ptr<const Kernel> kernel;
+  try {
+    kernel = produce(traced, mode, options, key, trace_s, source);
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    in_flight_.erase(hk);
+    in_flight_done_.notify_all();
+    throw;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    memory_[hk] = Entry{kernel, 0};
+    stats_.entries = memory_.size();
+    in_flight_.erase(hk);
+    in_flight_done_.notify_all();
+  }
+  if (options_.log_compiles) {
+    const StageTimes& t = kernel->times;
+    // The trace's name is LSJIT_DUMP_DIR's file stem (<cost>-<12 hex digits of the
+    // structural hash>), so the log line leads from a cache ID to the dumped IR.
+    std::string line = "lsjit: kernel " + name + " " + std::string(mode_name(mode)) + " " +
+                       short_id(key) + " (trace " + name + "-" +
+                       std::string(key.part("structural_hash").substr(0, 12)) + "): ";
+    if (source == KernelSource::Tier0)
+      line += "tier 0 in " + ms(kernel->obtain_s + t.trace_s) + " ms (trace " + ms(t.trace_s) +
+              ", differentiate " + ms(t.differentiate_s) + ", simplify " + ms(t.simplify_s) + " ms)";
+    else if (source == KernelSource::Compiled)
+      line += "compiled in " + ms(kernel->obtain_s + t.trace_s) + " ms (trace " + ms(t.trace_s) +
+              ", differentiate " + ms(t.differentiate_s) + ", simplify " + ms(t.simplify_s) +
+              ", llvm_ir " + ms(t.llvm_ir_s) + ", optimize " + ms(t.optimize_s) + ", codegen " +
+              ms(t.codegen_s) + ", link " + ms(t.link_s) + " ms)";
+    else if (source == KernelSource::Linked)
+      line += "linked into the program (trace " + ms(t.trace_s) + " ms)";
+    else
+      line += "from disk in " + ms(kernel->obtain_s + t.trace_s) + " ms (trace " + ms(t.trace_s) +
+              ", read " + ms(kernel->obtain_s - t.link_s) + ", link " + ms(t.link_s) +
+              " ms; compiled earlier in " +
+              ms(t.differentiate_s + t.simplify_s + t.llvm_ir_s + t.optimize_s + t.codegen_s) +
+              " ms)";
+    log_line(line);
+  }
+  return {kernel, source, seconds_since(t0)};
+}
+
+std::shared_ptr<const Kernel> KernelCache::produce(const ir::Trace& traced, KernelMode mode,
+                                                   const CompileOptions& options,
+                                                   const CacheKey& key, double trace_s,
+                                                   KernelSource& source) {
+  const auto t0 = Clock::now();
+  auto kernel = std::make_shared<Kernel>();
+  kernel->key = key;
+  kernel->symbol = kernel_symbol(key);
+  const std::string& name = traced.signature.name;
+  if (const LinkedKernel* linked = find_linked_kernel(key)) {  // in the program: no load at all
+    kernel->function = linked->function;
+    kernel->layout = make_layout(traced.signature, mode);
+    kernel->times.trace_s = trace_s;
+    kernel->source = source = KernelSource::Linked;
+    kernel->obtain_s = seconds_since(t0);
+    std::lock_guard lock(mutex_);
+    ++stats_.linked_hits;
+    return kernel;
+  }
+  if (options_.tiering == Options::Tiering::Tier0Only) {  // no disk: tier 0 is all there is
+    start_in_tier0(kernel, traced, mode, options, trace_s, source);
+    return kernel;
+  }
+  auto bad_entry = [&](const std::string& what) {
+    const std::string path = disk_->entry_path(key.hash).string();
+    warn_once("bad " + path + " " + what,
+              "kernel cache entry " + path + " (cost '" + name + "', mode " +
+                  std::string(mode_name(mode)) + ") " + what + "; recompiling and replacing it");
+    std::lock_guard lock(mutex_);
+    ++stats_.bad_disk_entries;
+  };
+
+  if (const std::optional<AuthKey> auth = disk_key(false)) {
+    DecodeResult r = disk_->read(key.hash, &*auth);
+    if (r.status == EntryStatus::Ok) {
+      const DiskEntry& e = *r.entry;
+      if (e.key.parts != key.parts) {
+        std::string what = "has the requested id but a different key (a hash collision):";
+        for (const PartDifference& d : diff_keys(key, e.key))
+          what += " " + d.part + " stored " + d.after + ", requested " + d.before + ";";
+        what.pop_back();
+        bad_entry(what);
+      } else if (e.symbol != kernel->symbol) {
+        bad_entry("names the symbol " + e.symbol + " instead of " + kernel->symbol);
+      } else {
+        const auto l0 = Clock::now();
+        try {
+          kernel->code = options_.backend.load(e.object_code, e.symbol);
+          kernel->function = kernel->code ? kernel->code->function() : nullptr;
+          if (!kernel->function) throw Error("no function");
+          kernel->layout = make_layout(traced.signature, mode);
+          kernel->times = e.times;
+          kernel->times.trace_s = trace_s;
+          kernel->times.link_s = seconds_since(l0);
+          kernel->source = source = KernelSource::Disk;
+          kernel->obtain_s = seconds_since(t0);
+          std::lock_guard lock(mutex_);
+          ++stats_.disk_hits;
+          return kernel;
+        } catch (const std::exception& ex) {
+          kernel->code.reset();
+          kernel->function = nullptr;
+          bad_entry(std::string("cannot be loaded (") + ex.what() + ")");
+        }
+      }
+    } else if (r.status == EntryStatus::Untrusted) {
+      // Not ours to replace or to count as bad: that one key is a miss.
+      warn_once("untrusted " + disk_->entry_path(key.hash).string(),
+                "kernel cache entry " + disk_->entry_path(key.hash).string() + " is refused (" +
+                    r.message + "); remove it. Compiling that kernel instead");
+    } else if (r.status != EntryStatus::Missing) {
+      bad_entry("is " + std::string(entry_status_name(r.status)) + " (" + r.message + ")");
+    }
+  }
+
+  if (options_.tiering == Options::Tiering::Tiered) {
+    start_in_tier0(kernel, traced, mode, options, trace_s, source);
+    return kernel;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    ++stats_.misses;
+  }
+  StageTimes& t = kernel->times;
+  t.trace_s = trace_s;
+  auto s0 = Clock::now();
+  const ir::Trace graph = graph_for_mode(traced, mode);
+  (mode == KernelMode::Residual ? t.simplify_s : t.differentiate_s) = seconds_since(s0);
+  kernel->layout = make_layout(traced.signature, mode);
+  Built built = compile_and_load(graph, *kernel, options, t);
+  kernel->code = std::move(built.code);
+  kernel->function = built.function;
+  const CompiledObject& object = built.object;
+  kernel->source = source = KernelSource::Compiled;
+  kernel->obtain_s = seconds_since(t0);
+  {
+    std::lock_guard lock(mutex_);
+    ++stats_.compiles;
+    stats_.compile_s += kernel->obtain_s;
+  }
+
+  store_on_disk(key, kernel->symbol, t, graph, object);
+  return kernel;
+}
+
+KernelCache::Built KernelCache::compile_and_load(const ir::Trace& graph, const Kernel& kernel,
+                                                 const CompileOptions& options, StageTimes& times) {
+  Built b{options_.backend.compile(graph, kernel.layout, options, kernel.symbol), nullptr, nullptr};
+  times.llvm_ir_s = b.object.times.llvm_ir_s;
+  times.optimize_s = b.object.times.optimize_s;
+  times.codegen_s = b.object.times.codegen_s;
+  const auto t0 = Clock::now();
+  b.code = options_.backend.load(b.object.object_code, kernel.symbol);
+  b.function = b.code ? b.code->function() : nullptr;
+  if (!b.function)
+    throw Error("kernel cache: loading the kernel of cost '" + graph.signature.name + "' gave no function");
+  times.link_s = seconds_since(t0);
+  return b;
+}
+
+void KernelCache::store_on_disk(const CacheKey& key, const std::string& symbol,
+                                const StageTimes& times, const ir::Trace& graph,
+                                const CompiledObject& object) {
+  write_entry(DiskEntry{key, symbol, times, ir::print(graph), object.object_code});
+}
+
+void KernelCache::write_entry(const DiskEntry& entry) {
+  bool write = false;
+  bool warn_no_directory = false;
+  {
+    std::lock_guard lock(mutex_);
+    write = disk_ && disk_writable_ && disk_trusted_;
+    if (!disk_ && options_.use_disk && !no_directory_warned_)
+      warn_no_directory = no_directory_warned_ = true;
+  }
+  if (warn_no_directory)
+    warn("no kernel cache directory (set LSJIT_CACHE_DIR, XDG_CACHE_HOME or HOME); kernels are "
+         "cached in memory only");
+  if (write) {
+    try {
+      const std::optional<AuthKey> auth = disk_key(true);
+      if (!auth) return;  // refused (warned); memory only from now on
+      disk_->write(entry, *auth);
+      std::lock_guard lock(mutex_);
+      ++stats_.disk_writes;
+    } catch (const EntryBlocked& ex) {
+      warn_once("blocked " + disk_->entry_path(entry.key.hash).string(), ex.what());
+    } catch (const std::exception& ex) {
+      bool first = false;
+      {
+        std::lock_guard lock(mutex_);
+        first = disk_writable_;
+        disk_writable_ = false;
+      }
+      if (first) warn(std::string(ex.what()) + "; kernels are cached in memory only from now on");
+    }
+  }
+}
+
+std::optional<std::string> KernelCache::read_data(
+    const CacheKey& key, const std::function<std::string(std::string_view)>& invalid) {
+  if (!is_data_key(key)) throw std::invalid_argument("KernelCache::read_data: " + key.id() + " is not a data key");
+  {
+    std::lock_guard lock(mutex_);
+    if (!disk_ || !disk_trusted_ || options_.tiering == Options::Tiering::Tier0Only) return std::nullopt;
+  }
+  const std::optional<AuthKey> auth = disk_key(false);
+  if (!auth) return std::nullopt;
+  DecodeResult r = disk_->read(key.hash, &*auth);
+  const std::string path = disk_->entry_path(key.hash).string();
+  auto bad_entry = [&](const std::string& what) {
+    warn_once("bad " + path + " " + what, "kernel cache entry " + path + " (" +
+                                              std::string(key.parts.front().second) + ") " + what +
+                                              "; computing it again and replacing it");
+    std::lock_guard lock(mutex_);
+    ++stats_.bad_disk_entries;
+  };
+  if (r.status == EntryStatus::Ok) {
+    if (r.entry->key.parts != key.parts) {
+      bad_entry("has the requested id but a different key (a hash collision)");
+      return std::nullopt;
+    }
+    if (const std::string why = invalid(r.entry->object_code); !why.empty()) {
+      bad_entry("holds unusable data (" + why + ")");
+      return std::nullopt;
+    }
+    std::lock_guard lock(mutex_);
+    ++stats_.data_hits;
+    return std::move(r.entry->object_code);
+  }
+  if (r.status == EntryStatus::Untrusted)
+    warn_once("untrusted " + path, "kernel cache entry " + path + " is refused (" + r.message + "); remove it");
+  else if (r.status != EntryStatus::Missing)
+    bad_entry("is " + std::string(entry_status_name(r.status)) + " (" + r.message + ")");
+  return std::nullopt;
+}
+
+void KernelCache::store_data(const CacheKey& key, std::string bytes) {
+  if (!is_data_key(key)) throw std::invalid_argument("KernelCache::store_data: " + key.id() + " is not a data key");
+  {
+    std::lock_guard lock(mutex_);
+    if (!disk_ || !disk_trusted_ || !disk_writable_ || options_.tiering == Options::Tiering::Tier0Only) return;
+  }
+  auto write = [this, entry = DiskEntry{key, "", {}, "", std::move(bytes)}] { write_entry(entry); };
+  if (options_.tiering != Options::Tiering::Tiered || !run_in_background(write, 19)) write();
+}
+
+CacheStats KernelCache::stats() const {
+  std::lock_guard lock(mutex_);
+  CacheStats s = stats_;
+  s.entries = memory_.size();
+  return s;
+}
+
+std::vector<CacheEntryInfo> KernelCache::entries() const {
+  std::lock_guard lock(mutex_);
+  std::vector<CacheEntryInfo> out;
+  for (const auto& [hk, e] : memory_)
+    out.push_back({e.kernel->key, e.kernel->symbol, e.kernel->source, e.kernel->times,
+                   e.kernel->obtain_s, e.hits});
+  std::sort(out.begin(), out.end(),
+            [](const CacheEntryInfo& a, const CacheEntryInfo& b) { return a.key.id() < b.key.id(); });
+  return out;
+}
+
+std::shared_ptr<const Kernel> KernelCache::find(const CacheKey& key) const {
+  std::lock_guard lock(mutex_);
+  const auto it = memory_.find({key.hash.hi, key.hash.lo});
+  if (it == memory_.end() || it->second.kernel->key.parts != key.parts) return nullptr;
+  return it->second.kernel;
+}
+
+uint32_t KernelCache::recompiles(std::string_view cost_name) const {
+  std::lock_guard lock(mutex_);
+  const auto it = recompiles_.find(cost_name);
+  return it == recompiles_.end() ? 0 : it->second;
+}
+
+void KernelCache::set_fail_on_recompile(bool fail) {
+  std::lock_guard lock(mutex_);
+  options_.fail_on_recompile = fail;
+}
+
+void KernelCache::set_recompile_limit(uint32_t limit) {
+  std::lock_guard lock(mutex_);
+  options_.recompile_limit = limit;
+}
+
+void KernelCache::clear_memory() {
+  std::lock_guard lock(mutex_);
+  memory_.clear();
+  seen_.clear();
+  kernels_for_.clear();
+  recompiles_.clear();
+  limit_warned_.clear();
+  stats_.entries = 0;
+}
+
+std::optional<std::filesystem::path> KernelCache::disk_directory() const {
+  if (!disk_) return std::nullopt;
+  return disk_->directory();
+}
+
+bool KernelCache::disk_writable() const {
+  std::lock_guard lock(mutex_);
+  return disk_ && disk_writable_ && disk_trusted_;
+}
+
+// Trust warnings are given once per process for each path and kind, however many caches
+// meet them (a refused directory or a planted entry would otherwise repeat on every cache).
+void KernelCache::warn_once(const std::string& what, const std::string& line) {
+  static std::mutex warned_mutex;
+  static std::set<std::string>* warned = new std::set<std::string>;
+  {
+    std::lock_guard lock(warned_mutex);
+    if (!warned->insert(what).second) return;
+  }
+  warn(line);
+}
+
+std::optional<AuthKey> KernelCache::disk_key(bool create) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!disk_ || !disk_trusted_) return std::nullopt;
+    if (!create && read_key_) return read_key_;
+  }
+  KeyResult r = disk_->auth_key(create);
+  {
+    std::lock_guard lock(mutex_);
+    if (r.refusal.empty()) {
+      read_key_ = r.key;
+      return r.key;
+    }
+    disk_trusted_ = false;
+    read_key_.reset();
+  }
+  warn_once("refused " + disk_->directory().string(),
+            r.refusal + "; kernels are cached in memory only");
+  return std::nullopt;
+}
+
+KernelCache& default_cache() {
+  static KernelCache* cache = new KernelCache(KernelCache::Options::from_environment());
+  return *cache;
+}
+
+}  // namespace lsjit::compiler
+
+namespace lsjit::compiler {
+
+std::optional<KernelCache::Lookup> KernelCache::memory_hit(const CacheKey& key) {
+  std::lock_guard lock(mutex_);
+  const auto it = memory_.find({key.hash.hi, key.hash.lo});
+  if (it == memory_.end() || it->second.kernel->key.parts != key.parts) return std::nullopt;
+  ++stats_.gets;
+  ++stats_.memory_hits;
+  ++it->second.hits;
+  return Lookup{it->second.kernel, KernelSource::Memory, 0.0};
+}
+
+bool KernelCache::on_disk(const CacheKey& key) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!disk_ || !disk_trusted_) return false;
+  }
+  return ::access(disk_->entry_path(key.hash).c_str(), F_OK) == 0;
+}
+
+std::vector<KernelCache::Lookup> KernelCache::lookup_modes(const ir::Trace& traced,
+                                                           const std::vector<KernelMode>& modes,
+                                                           const CompileOptions& options,
+                                                           double trace_s) {
+  // Hits first, on this thread: once a structure has compiled, every analyze() of it only
+  // hits, and starting a thread per mode for that cost three times more than the rest of
+  // analyze and solve of a small problem (tests/runtime/soak_test.cpp). So do loads from
+  // disk (tinyGrid3D: two loads in 0.42 and 0.75 ms on two threads, 0.36 ms in all on one).
+  std::vector<Lookup> results(modes.size());
+  std::vector<size_t> misses;
+  std::vector<CacheKey> keys;  // per mode; empty when not Traced (lookup() throws the error)
+  if (traced.stage == ir::Stage::Traced) {
+    const Hash128 structure = ir::structural_hash(traced);
+    const TargetInfo target = target_for(options);
+    for (KernelMode mode : modes) keys.push_back(make_cache_key(traced, mode, options, target, structure));
+    for (size_t i = 0; i < modes.size(); ++i) {
+      const auto t0 = Clock::now();
+      if (std::optional<Lookup> hit = memory_hit(keys[i])) {
+        results[i] = *hit;
+        results[i].seconds = seconds_since(t0);
+      } else if (options_.tiering != Options::Tiering::Compiled || on_disk(keys[i]) ||
+                 find_linked_kernel(keys[i])) {
+        // A disk entry compiles here only if it turns out bad; with tiering, a miss costs
+        // differentiation and tier 0's set-up here, and compiles in the background.
+        results[i] = lookup_keyed(traced, modes[i], options, trace_s, keys[i]);
+      } else {
+        misses.push_back(i);
+      }
+    }
+  } else {
+    for (size_t i = 0; i < modes.size(); ++i) misses.push_back(i);
+  }
+  auto look_up = [&](size_t i) {
+    return keys.empty() ? lookup(traced, modes[i], options, trace_s)
+                        : lookup_keyed(traced, modes[i], options, trace_s, keys[i]);
+  };
+  if (misses.empty()) return results;
+  if (misses.size() == 1) {
+    results[misses[0]] = look_up(misses[0]);
+    return results;
+  }
+  std::vector<std::future<Lookup>> pending;
+  for (size_t i : misses) pending.push_back(std::async(std::launch::async, look_up, i));
+  std::exception_ptr failure;
+  for (size_t k = 0; k < misses.size(); ++k) {
+    try {
+      results[misses[k]] = pending[k].get();
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+  return results;
+}
+
+}  // namespace lsjit::compiler
