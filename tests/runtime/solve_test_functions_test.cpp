@@ -8,6 +8,7 @@
 #include <numbers>
 #include <vector>
 
+#include "../support/rosenbrock.h"
 #include "lsjit/lsjit.h"
 
 using namespace lsjit;
@@ -39,10 +40,7 @@ Eigen::Matrix<double, N, 1> solve_vec(Problem& problem, VecVar<N> x, Eigen::Matr
 }  // namespace
 
 TEST_CASE("Rosenbrock: minimum 0 at (1, 1) from (-1.2, 1)") {
-  auto rosenbrock = cost("rosenbrock", [](const auto& v, VecVar<2> x) {
-    const auto p = v[x];
-    return std::array<Sym, 2>{10.0 * (p(1) - p(0) * p(0)), 1.0 - p(0)};
-  });
+  auto rosenbrock = lsjit::testing::rosenbrock_cost("rosenbrock");
   Problem problem;
   problem.add(rosenbrock, VecVar<2>(0));
   SolveSummary s;
