@@ -1,11 +1,25 @@
-// Problem::add()'s work that does not depend on the cost's type (problem.h): compiled once
-// here instead of in every translation unit that adds a cost.
+// Problem's special members, and add()'s work that does not depend on the cost's type
+// (problem.h): compiled once here instead of in every translation unit that adds a cost.
 #include "lsjit/runtime/problem.h"
 
 #include <string>
 #include <utility>
 
 namespace lsjit {
+
+Problem::Problem() = default;
+Problem::~Problem() = default;
+// A moved-from Problem is an empty one, as a moved-from std::vector is: its instance
+// count goes with its groups, so it never reports instances it no longer holds.
+Problem::Problem(Problem&& other) noexcept { *this = std::move(other); }
+Problem& Problem::operator=(Problem&& other) noexcept {
+  if (this == &other) return *this;
+  groups_ = std::exchange(other.groups_, {});
+  by_identity_ = std::exchange(other.by_identity_, {});
+  constant_ = std::exchange(other.constant_, {});
+  instances_ = std::exchange(other.instances_, 0);
+  return *this;
+}
 
 size_t Problem::instance_count(const std::string& cost, const bool* is_batch, const size_t* lengths,
                                size_t arguments) {
