@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include "lsjit/common/clock.h"
 #include "lsjit/common/error.h"
 #include "lsjit/compiler/cache/linked_kernels.h"
 #include "lsjit/ir/printer.h"
@@ -19,12 +20,6 @@
 
 namespace lsjit::compiler {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 std::string ms(double s) {
   char buf[32];
@@ -167,83 +162,105 @@ KernelCache::Lookup KernelCache::lookup(const ir::Trace& traced, KernelMode mode
   return lookup_keyed(traced, mode, options, trace_s, key_for(traced, mode, options));
 }
 
+// A memory hit, a wait for the thread producing the same kernel, or a miss: the miss is
+// counted and explained under the lock, and the kernel produced without it.
 KernelCache::Lookup KernelCache::lookup_keyed(const ir::Trace& traced, KernelMode mode,
                                               const CompileOptions& options, double trace_s,
                                               const CacheKey& key) {
   const auto t0 = Clock::now();
   const HashKey hk{key.hash.hi, key.hash.lo};
-  const std::string& name = traced.signature.name;
-  std::string explanation, limit_warning;
+  MissNotes notes;
   {
     std::unique_lock lock(mutex_);
     ++stats_.gets;
-    bool collision = false;
-    for (;;) {
-      auto it = memory_.find(hk);
-      if (it != memory_.end()) {
-        if (it->second.kernel->key.parts == key.parts) {
-          ++stats_.memory_hits;
-          ++it->second.hits;
-          return {it->second.kernel, KernelSource::Memory, seconds_since(t0)};
-        }
-        collision = true;  // astronomically unlikely; the new kernel replaces the old one
-        break;
-      }
-      if (!in_flight_.count(hk)) break;
-      in_flight_done_.wait(lock);
+    if (std::optional<Lookup> hit = wait_for_memory(lock, hk, key, traced.signature.name)) {
+      hit->seconds = seconds_since(t0);
+      return *hit;
     }
-    if (collision) {
+    notes = record_miss(traced, mode, key);
+    in_flight_.insert(hk);
+  }
+  if (!notes.explanation.empty()) log_line(notes.explanation);
+  if (!notes.limit_warning.empty()) warn(notes.limit_warning);
+  KernelSource source = KernelSource::Compiled;
+  const std::shared_ptr<const Kernel> kernel = produce_in_flight(traced, mode, options, key, trace_s, source);
+  if (options_.log_compiles) log_line(kernel_log_line(traced.signature.name, mode, key, *kernel, source));
+  return {kernel, source, seconds_since(t0)};
+}
+
+// The kernel in memory under `hk`, after waiting for a thread that is producing it; nullopt
+// on a miss. A different key under the same hash (astronomically unlikely) is a miss
+// whose kernel replaces the old one, with a warning.
+std::optional<KernelCache::Lookup> KernelCache::wait_for_memory(std::unique_lock<std::mutex>& lock, const HashKey& hk,
+                                                                const CacheKey& key, const std::string& name) {
+  for (;;) {
+    auto it = memory_.find(hk);
+    if (it != memory_.end()) {
+      if (it->second.kernel->key.parts == key.parts) {
+        ++stats_.memory_hits;
+        ++it->second.hits;
+        return Lookup{it->second.kernel, KernelSource::Memory, 0};
+      }
       lock.unlock();
       warn("kernel cache: key " + key.id() + " of cost '" + name +
            "' collides with a different key in memory; replacing that kernel");
       lock.lock();
+      return std::nullopt;
     }
-
-    // A memory miss: explain it, count recompiles, then produce the kernel unlocked.
-    std::vector<Seen>& seen = seen_[name];
-    const Seen* previous = closest_seen(seen, key);
-    std::vector<Hash128>& keys = kernels_for_[{name, mode}];
-    const bool known = std::find(keys.begin(), keys.end(), key.hash) != keys.end();
-    const bool recompile = !keys.empty() && !known;
-    auto describe = [&](std::string_view prefix) {
-      return "closest previous key " + short_id(previous->key) + " (" +
-             std::to_string(equal_parts(previous->key, key)) + " of " +
-             std::to_string(key.parts.size()) + " parts equal) differs in:\n" +
-             explain_key_difference(previous->key, key, previous->traced.get(), &traced, prefix);
-    };
-    if (recompile && options_.fail_on_recompile)
-      throw Error("kernel cache: cost '" + name + "' (mode " + std::string(mode_name(mode)) +
-                  ") needs another kernel (key " + short_id(key) +
-                  ") and recompiles are set to fail (LSJIT_FAIL_ON_RECOMPILE=1 or "
-                  "set_fail_on_recompile); " +
-                  (previous ? describe("  ") : std::string("no previous key to compare\n")));
-    // Only recompiles are explained: a cost's first kernel in another mode, or a kernel of
-    // a known key loaded from disk by a new process, is no miss worth a user's attention.
-    if (options_.explain_misses && recompile && previous)
-      explanation = "lsjit: cache miss for cost '" + name + "' (mode " +
-                    std::string(mode_name(mode)) + ", key " + short_id(key) + "): " +
-                    describe("lsjit:   ");
-    if (recompile) {
-      ++stats_.recompiles;
-      const uint32_t n = ++recompiles_[name];
-      if (n > options_.recompile_limit && !limit_warned_.count(name)) {
-        limit_warned_.insert(name);
-        limit_warning = "cost '" + name + "' has been recompiled " + std::to_string(n) +
-                        " times, more than the limit of " +
-                        std::to_string(options_.recompile_limit) +
-                        ": a value captured by the cost probably changes between instances; pass "
-                        "it as data (LSJIT_EXPLAIN_CACHE_MISSES=1 shows what differs)";
-      }
-    }
-    if (!known) keys.push_back(key.hash);
-    if (std::none_of(seen.begin(), seen.end(), [&](const Seen& s) { return s.key.hash == key.hash; }))
-      seen.push_back({key, std::make_shared<const ir::Trace>(traced)});
-    in_flight_.insert(hk);
+    if (!in_flight_.count(hk)) return std::nullopt;
+    in_flight_done_.wait(lock);
   }
-  if (!explanation.empty()) log_line(explanation);
-  if (!limit_warning.empty()) warn(limit_warning);
+}
 
-  KernelSource source = KernelSource::Compiled;
+// Under the lock: the miss's place in the cost's history. A recompile (another key for a
+// cost and mode that had one) is counted, refused under fail_on_recompile, explained under
+// explain_misses, and warned about past recompile_limit. Only recompiles are explained: a
+// cost's first kernel in another mode, or a known key loaded from disk by a new process,
+// is no miss worth a user's attention.
+KernelCache::MissNotes KernelCache::record_miss(const ir::Trace& traced, KernelMode mode, const CacheKey& key) {
+  const std::string& name = traced.signature.name;
+  MissNotes notes;
+  std::vector<Seen>& seen = seen_[name];
+  const Seen* previous = closest_seen(seen, key);
+  std::vector<Hash128>& keys = kernels_for_[{name, mode}];
+  const bool known = std::find(keys.begin(), keys.end(), key.hash) != keys.end();
+  const bool recompile = !keys.empty() && !known;
+  auto describe = [&](std::string_view prefix) {
+    return "closest previous key " + short_id(previous->key) + " (" + std::to_string(equal_parts(previous->key, key)) +
+           " of " + std::to_string(key.parts.size()) + " parts equal) differs in:\n" +
+           explain_key_difference(previous->key, key, previous->traced.get(), &traced, prefix);
+  };
+  if (recompile && options_.fail_on_recompile)
+    throw Error("kernel cache: cost '" + name + "' (mode " + std::string(mode_name(mode)) +
+                ") needs another kernel (key " + short_id(key) +
+                ") and recompiles are set to fail (LSJIT_FAIL_ON_RECOMPILE=1 or set_fail_on_recompile); " +
+                (previous ? describe("  ") : std::string("no previous key to compare\n")));
+  if (options_.explain_misses && recompile && previous)
+    notes.explanation = "lsjit: cache miss for cost '" + name + "' (mode " + std::string(mode_name(mode)) +
+                        ", key " + short_id(key) + "): " + describe("lsjit:   ");
+  if (recompile) {
+    ++stats_.recompiles;
+    const uint32_t n = ++recompiles_[name];
+    if (n > options_.recompile_limit && !limit_warned_.count(name)) {
+      limit_warned_.insert(name);
+      notes.limit_warning = "cost '" + name + "' has been recompiled " + std::to_string(n) +
+                            " times, more than the limit of " + std::to_string(options_.recompile_limit) +
+                            ": a value captured by the cost probably changes between instances; pass "
+                            "it as data (LSJIT_EXPLAIN_CACHE_MISSES=1 shows what differs)";
+    }
+  }
+  if (!known) keys.push_back(key.hash);
+  if (std::none_of(seen.begin(), seen.end(), [&](const Seen& s) { return s.key.hash == key.hash; }))
+    seen.push_back({key, std::make_shared<const ir::Trace>(traced)});
+  return notes;
+}
+
+// produce() for a key this thread marked in flight: the kernel goes to memory and the
+// mark is lifted, also when producing throws, so that no waiter waits forever.
+std::shared_ptr<const Kernel> KernelCache::produce_in_flight(const ir::Trace& traced, KernelMode mode,
+                                                             const CompileOptions& options, const CacheKey& key,
+                                                             double trace_s, KernelSource& source) {
+  const HashKey hk{key.hash.hi, key.hash.lo};
   std::shared_ptr<const Kernel> kernel;
   try {
     kernel = produce(traced, mode, options, key, trace_s, source);
@@ -253,144 +270,168 @@ KernelCache::Lookup KernelCache::lookup_keyed(const ir::Trace& traced, KernelMod
     in_flight_done_.notify_all();
     throw;
   }
-  {
-    std::lock_guard lock(mutex_);
-    memory_[hk] = Entry{kernel, 0};
-    stats_.entries = memory_.size();
-    in_flight_.erase(hk);
-    in_flight_done_.notify_all();
-  }
-  if (options_.log_compiles) {
-    const StageTimes& t = kernel->times;
-    // The trace's name is LSJIT_DUMP_DIR's file stem (<cost>-<12 hex digits of the
-    // structural hash>), so the log line leads from a cache ID to the dumped IR.
-    std::string line = "lsjit: kernel " + name + " " + std::string(mode_name(mode)) + " " +
-                       short_id(key) + " (trace " + name + "-" +
-                       std::string(key.part("structural_hash").substr(0, 12)) + "): ";
-    if (source == KernelSource::Tier0)
-      line += "tier 0 in " + ms(kernel->obtain_s + t.trace_s) + " ms (trace " + ms(t.trace_s) +
-              ", differentiate " + ms(t.differentiate_s) + ", simplify " + ms(t.simplify_s) + " ms)";
-    else if (source == KernelSource::Compiled)
-      line += "compiled in " + ms(kernel->obtain_s + t.trace_s) + " ms (trace " + ms(t.trace_s) +
-              ", differentiate " + ms(t.differentiate_s) + ", simplify " + ms(t.simplify_s) +
-              ", llvm_ir " + ms(t.llvm_ir_s) + ", optimize " + ms(t.optimize_s) + ", codegen " +
-              ms(t.codegen_s) + ", link " + ms(t.link_s) + " ms)";
-    else if (source == KernelSource::Linked)
-      line += "linked into the program (trace " + ms(t.trace_s) + " ms)";
-    else
-      line += "from disk in " + ms(kernel->obtain_s + t.trace_s) + " ms (trace " + ms(t.trace_s) +
-              ", read " + ms(kernel->obtain_s - t.link_s) + ", link " + ms(t.link_s) +
-              " ms; compiled earlier in " +
-              ms(t.differentiate_s + t.simplify_s + t.llvm_ir_s + t.optimize_s + t.codegen_s) +
-              " ms)";
-    log_line(line);
-  }
-  return {kernel, source, seconds_since(t0)};
+  std::lock_guard lock(mutex_);
+  memory_[hk] = Entry{kernel, 0};
+  stats_.entries = memory_.size();
+  in_flight_.erase(hk);
+  in_flight_done_.notify_all();
+  return kernel;
 }
 
+// LSJIT_LOG_COMPILES's line for a produced kernel. The trace's name is LSJIT_DUMP_DIR's
+// file stem (<cost>-<12 hex digits of the structural hash>), so the line leads from a
+// cache ID to the dumped IR.
+std::string KernelCache::kernel_log_line(const std::string& name, KernelMode mode, const CacheKey& key,
+                                         const Kernel& kernel, KernelSource source) {
+  const StageTimes& t = kernel.times;
+  std::string line = "lsjit: kernel " + name + " " + std::string(mode_name(mode)) + " " + short_id(key) +
+                     " (trace " + name + "-" + std::string(key.part("structural_hash").substr(0, 12)) + "): ";
+  if (source == KernelSource::Tier0)
+    return line + "tier 0 in " + ms(kernel.obtain_s + t.trace_s) + " ms (trace " + ms(t.trace_s) +
+           ", differentiate " + ms(t.differentiate_s) + ", simplify " + ms(t.simplify_s) + " ms)";
+  if (source == KernelSource::Compiled)
+    return line + "compiled in " + ms(kernel.obtain_s + t.trace_s) + " ms (trace " + ms(t.trace_s) +
+           ", differentiate " + ms(t.differentiate_s) + ", simplify " + ms(t.simplify_s) + ", llvm_ir " +
+           ms(t.llvm_ir_s) + ", optimize " + ms(t.optimize_s) + ", codegen " + ms(t.codegen_s) + ", link " +
+           ms(t.link_s) + " ms)";
+  if (source == KernelSource::Linked) return line + "linked into the program (trace " + ms(t.trace_s) + " ms)";
+  return line + "from disk in " + ms(kernel.obtain_s + t.trace_s) + " ms (trace " + ms(t.trace_s) + ", read " +
+         ms(kernel.obtain_s - t.link_s) + ", link " + ms(t.link_s) + " ms; compiled earlier in " +
+         ms(t.differentiate_s + t.simplify_s + t.llvm_ir_s + t.optimize_s + t.codegen_s) + " ms)";
+}
+
+// The kernel of a miss, from the first place that has it: linked into the program, the
+// disk cache (unless Tier0Only), tier 0 with a background compile (Tiered), or compiled
+// now (Compiled) and stored on disk.
 std::shared_ptr<const Kernel> KernelCache::produce(const ir::Trace& traced, KernelMode mode,
-                                                   const CompileOptions& options,
-                                                   const CacheKey& key, double trace_s,
-                                                   KernelSource& source) {
+                                                   const CompileOptions& options, const CacheKey& key,
+                                                   double trace_s, KernelSource& source) {
   const auto t0 = Clock::now();
   auto kernel = std::make_shared<Kernel>();
   kernel->key = key;
   kernel->symbol = kernel_symbol(key);
-  const std::string& name = traced.signature.name;
-  if (const LinkedKernel* linked = find_linked_kernel(key)) {  // in the program: no load at all
-    kernel->function = linked->function;
-    kernel->layout = make_layout(traced.signature, mode);
-    kernel->times.trace_s = trace_s;
-    kernel->source = source = KernelSource::Linked;
-    kernel->obtain_s = seconds_since(t0);
-    std::lock_guard lock(mutex_);
-    ++stats_.linked_hits;
+  if (take_linked(*kernel, traced, mode, trace_s, t0)) {
+    source = KernelSource::Linked;
     return kernel;
   }
-  if (options_.tiering == Options::Tiering::Tier0Only) {  // no disk: tier 0 is all there is
+  if (options_.tiering != Options::Tiering::Tier0Only && load_from_disk(*kernel, traced, mode, trace_s, t0)) {
+    source = KernelSource::Disk;
+    return kernel;
+  }
+  if (options_.tiering != Options::Tiering::Compiled) {
     start_in_tier0(kernel, traced, mode, options, trace_s, source);
     return kernel;
   }
-  auto bad_entry = [&](const std::string& what) {
-    const std::string path = disk_->entry_path(key.hash).string();
-    warn_once("bad " + path + " " + what,
-              "kernel cache entry " + path + " (cost '" + name + "', mode " +
-                  std::string(mode_name(mode)) + ") " + what + "; recompiling and replacing it");
-    std::lock_guard lock(mutex_);
-    ++stats_.bad_disk_entries;
-  };
+  compile_now(*kernel, traced, mode, options, trace_s, t0);
+  source = KernelSource::Compiled;
+  return kernel;
+}
 
-  if (const std::optional<AuthKey> auth = disk_key(false)) {
-    DecodeResult r = disk_->read(key.hash, &*auth);
-    if (r.status == EntryStatus::Ok) {
-      const DiskEntry& e = *r.entry;
-      if (e.key.parts != key.parts) {
-        std::string what = "has the requested id but a different key (a hash collision):";
-        for (const PartDifference& d : diff_keys(key, e.key))
-          what += " " + d.part + " stored " + d.after + ", requested " + d.before + ";";
-        what.pop_back();
-        bad_entry(what);
-      } else if (e.symbol != kernel->symbol) {
-        bad_entry("names the symbol " + e.symbol + " instead of " + kernel->symbol);
-      } else {
-        const auto l0 = Clock::now();
-        try {
-          kernel->code = options_.backend.load(e.object_code, e.symbol);
-          kernel->function = kernel->code ? kernel->code->function() : nullptr;
-          if (!kernel->function) throw Error("no function");
-          kernel->layout = make_layout(traced.signature, mode);
-          kernel->times = e.times;
-          kernel->times.trace_s = trace_s;
-          kernel->times.link_s = seconds_since(l0);
-          kernel->source = source = KernelSource::Disk;
-          kernel->obtain_s = seconds_since(t0);
-          std::lock_guard lock(mutex_);
-          ++stats_.disk_hits;
-          return kernel;
-        } catch (const std::exception& ex) {
-          kernel->code.reset();
-          kernel->function = nullptr;
-          bad_entry(std::string("cannot be loaded (") + ex.what() + ")");
-        }
-      }
-    } else if (r.status == EntryStatus::Untrusted) {
-      // Not ours to replace or to count as bad: that one key is a miss.
-      warn_once("untrusted " + disk_->entry_path(key.hash).string(),
-                "kernel cache entry " + disk_->entry_path(key.hash).string() + " is refused (" +
-                    r.message + "); remove it. Compiling that kernel instead");
-    } else if (r.status != EntryStatus::Missing) {
+// A kernel linked into the program (`lsjit cache export`): no load at all.
+bool KernelCache::take_linked(Kernel& kernel, const ir::Trace& traced, KernelMode mode, double trace_s,
+                              Clock::time_point t0) {
+  const LinkedKernel* linked = find_linked_kernel(kernel.key);
+  if (!linked) return false;
+  kernel.function = linked->function;
+  kernel.layout = make_layout(traced.signature, mode);
+  kernel.times.trace_s = trace_s;
+  kernel.source = KernelSource::Linked;
+  kernel.obtain_s = seconds_since(t0);
+  std::lock_guard lock(mutex_);
+  ++stats_.linked_hits;
+  return true;
+}
+
+// The disk entry of kernel.key, when there is one that authenticates, names this key and
+// symbol, and loads. Any other entry is warned about once; a bad one is counted and will
+// be replaced by the compile that follows, an untrusted one is left alone.
+bool KernelCache::load_from_disk(Kernel& kernel, const ir::Trace& traced, KernelMode mode, double trace_s,
+                                 Clock::time_point t0) {
+  const std::optional<AuthKey> auth = disk_key(false);
+  if (!auth) return false;
+  const CacheKey& key = kernel.key;
+  auto bad_entry = [&](const std::string& what) { report_bad_entry(key, traced.signature.name, mode, what); };
+  DecodeResult r = disk_->read(key.hash, &*auth);
+  if (r.status == EntryStatus::Untrusted) {
+    warn_once("untrusted " + disk_->entry_path(key.hash).string(),
+              "kernel cache entry " + disk_->entry_path(key.hash).string() + " is refused (" + r.message +
+                  "); remove it. Compiling that kernel instead");
+    return false;
+  }
+  if (r.status != EntryStatus::Ok) {
+    if (r.status != EntryStatus::Missing)
       bad_entry("is " + std::string(entry_status_name(r.status)) + " (" + r.message + ")");
-    }
+    return false;
   }
+  const DiskEntry& e = *r.entry;
+  if (e.key.parts != key.parts) {
+    std::string what = "has the requested id but a different key (a hash collision):";
+    for (const PartDifference& d : diff_keys(key, e.key))
+      what += " " + d.part + " stored " + d.after + ", requested " + d.before + ";";
+    what.pop_back();
+    bad_entry(what);
+    return false;
+  }
+  if (e.symbol != kernel.symbol) {
+    bad_entry("names the symbol " + e.symbol + " instead of " + kernel.symbol);
+    return false;
+  }
+  const auto l0 = Clock::now();
+  try {
+    kernel.code = options_.backend.load(e.object_code, e.symbol);
+    kernel.function = kernel.code ? kernel.code->function() : nullptr;
+    if (!kernel.function) throw Error("no function");
+  } catch (const std::exception& ex) {
+    kernel.code.reset();
+    kernel.function = nullptr;
+    bad_entry(std::string("cannot be loaded (") + ex.what() + ")");
+    return false;
+  }
+  kernel.layout = make_layout(traced.signature, mode);
+  kernel.times = e.times;
+  kernel.times.trace_s = trace_s;
+  kernel.times.link_s = seconds_since(l0);
+  kernel.source = KernelSource::Disk;
+  kernel.obtain_s = seconds_since(t0);
+  std::lock_guard lock(mutex_);
+  ++stats_.disk_hits;
+  return true;
+}
 
-  if (options_.tiering == Options::Tiering::Tiered) {
-    start_in_tier0(kernel, traced, mode, options, trace_s, source);
-    return kernel;
-  }
+void KernelCache::report_bad_entry(const CacheKey& key, const std::string& name, KernelMode mode,
+                                   const std::string& what) {
+  const std::string path = disk_->entry_path(key.hash).string();
+  warn_once("bad " + path + " " + what, "kernel cache entry " + path + " (cost '" + name + "', mode " +
+                                            std::string(mode_name(mode)) + ") " + what +
+                                            "; recompiling and replacing it");
+  std::lock_guard lock(mutex_);
+  ++stats_.bad_disk_entries;
+}
+
+// Compiles the kernel in this thread (Tiering::Compiled) and stores it on disk.
+void KernelCache::compile_now(Kernel& kernel, const ir::Trace& traced, KernelMode mode,
+                              const CompileOptions& options, double trace_s, Clock::time_point t0) {
   {
     std::lock_guard lock(mutex_);
     ++stats_.misses;
   }
-  StageTimes& t = kernel->times;
+  StageTimes& t = kernel.times;
   t.trace_s = trace_s;
   auto s0 = Clock::now();
   const ir::Trace graph = graph_for_mode(traced, mode);
   (mode == KernelMode::Residual ? t.simplify_s : t.differentiate_s) = seconds_since(s0);
-  kernel->layout = make_layout(traced.signature, mode);
-  Built built = compile_and_load(graph, *kernel, options, t);
-  kernel->code = std::move(built.code);
-  kernel->function = built.function;
-  const CompiledObject& object = built.object;
-  kernel->source = source = KernelSource::Compiled;
-  kernel->obtain_s = seconds_since(t0);
+  kernel.layout = make_layout(traced.signature, mode);
+  Built built = compile_and_load(graph, kernel, options, t);
+  kernel.code = std::move(built.code);
+  kernel.function = built.function;
+  kernel.source = KernelSource::Compiled;
+  kernel.obtain_s = seconds_since(t0);
   {
     std::lock_guard lock(mutex_);
     ++stats_.compiles;
-    stats_.compile_s += kernel->obtain_s;
+    stats_.compile_s += kernel.obtain_s;
   }
-
-  store_on_disk(key, kernel->symbol, t, graph, object);
-  return kernel;
+  store_on_disk(kernel.key, kernel.symbol, t, graph, built.object);
 }
 
 KernelCache::Built KernelCache::compile_and_load(const ir::Trace& graph, const Kernel& kernel,
@@ -531,11 +572,6 @@ void KernelCache::set_fail_on_recompile(bool fail) {
   options_.fail_on_recompile = fail;
 }
 
-void KernelCache::set_recompile_limit(uint32_t limit) {
-  std::lock_guard lock(mutex_);
-  options_.recompile_limit = limit;
-}
-
 void KernelCache::clear_memory() {
   std::lock_guard lock(mutex_);
   memory_.clear();
@@ -621,9 +657,9 @@ std::vector<KernelCache::Lookup> KernelCache::lookup_modes(const ir::Trace& trac
                                                            const CompileOptions& options,
                                                            double trace_s) {
   // Hits first, on this thread: once a structure has compiled, every analyze() of it only
-  // hits, and starting a thread per mode for that cost three times more than the rest of
-  // analyze and solve of a small problem (tests/runtime/soak_test.cpp). So do loads from
-  // disk (tinyGrid3D: two loads in 0.42 and 0.75 ms on two threads, 0.36 ms in all on one).
+  // hits, and starting a thread per mode for that would cost more than the rest of analyze
+  // and solve of a small problem (tests/runtime/soak_test.cpp). So do loads from disk: two
+  // loads on two threads take longer than both on one.
   std::vector<Lookup> results(modes.size());
   std::vector<size_t> misses;
   std::vector<CacheKey> keys;  // per mode; empty when not Traced (lookup() throws the error)

@@ -55,6 +55,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
@@ -168,8 +169,8 @@ class KernelCache {
     // Where kernels that are not in memory come from:
     //   Compiled   the disk, else a compile that the caller waits for;
     //   Tiered     the disk, else tier 0 at once (tier0.h: the compiled kernel's bits,
-    //              1.2-1.7x slower to evaluate on the large kernels with AVX-512, 3-6x
-    //              interpreted) while a background thread compiles, switches the
+    //              somewhat slower to evaluate as AVX-512 machine code, several times
+    //              slower interpreted) while a background thread compiles, switches the
     //              kernel to machine code and writes the disk entry (Kernel, above);
     //   Tier0Only  tier 0 always: no disk, LLVM never loaded. For platforms without LLVM.
   // Under each, kernels linked into the program (linked_kernels.h) come before the disk.
@@ -188,7 +189,7 @@ class KernelCache {
   // A cache that will compile, with the default backend, a disk directory that lists no
   // entry and no kernels linked into the program, starts loading the LLVM module
   // (llvm_backend.h) on a background compile thread: it has nothing to load kernels from,
-  // so its first miss would wait 17-21 ms for that module before its first compile could
+  // so its first miss would wait tens of milliseconds for that module before its first compile could
   // start. The load then overlaps what the program does before analyze() (reading its
   // data). Any other cache loads nothing until a miss compiles; Tier0Only never does.
   KernelCache();
@@ -254,7 +255,6 @@ class KernelCache {
   void wait_for_background();
 
   void set_fail_on_recompile(bool fail);
-  void set_recompile_limit(uint32_t limit);
   // Forgets the kernels in memory (handles already given out stay valid) and the history
   // used for explanations and recompile counting. The disk is untouched.
   void clear_memory();
@@ -285,9 +285,30 @@ class KernelCache {
                       double trace_s, const CacheKey& key);
   // Whether the disk cache is in use and has a file under `key`'s id (not yet checked).
   bool on_disk(const CacheKey& key);
+  using HashKey = std::pair<uint64_t, uint64_t>;
+  // lookup_keyed's steps (kernel_cache.cpp says what each does).
+  std::optional<Lookup> wait_for_memory(std::unique_lock<std::mutex>& lock, const HashKey& hk,
+                                        const CacheKey& key, const std::string& name);
+  struct MissNotes {
+    std::string explanation, limit_warning;  // to log after the lock is released
+  };
+  MissNotes record_miss(const ir::Trace& traced, KernelMode mode, const CacheKey& key);
+  std::shared_ptr<const Kernel> produce_in_flight(const ir::Trace& traced, KernelMode mode,
+                                                  const CompileOptions& options, const CacheKey& key,
+                                                  double trace_s, KernelSource& source);
+  static std::string kernel_log_line(const std::string& name, KernelMode mode, const CacheKey& key,
+                                     const Kernel& kernel, KernelSource source);
+  // produce() and its steps: the first place that has the kernel.
   std::shared_ptr<const Kernel> produce(const ir::Trace& traced, KernelMode mode,
                                         const CompileOptions& options, const CacheKey& key,
                                         double trace_s, KernelSource& source);
+  bool take_linked(Kernel& kernel, const ir::Trace& traced, KernelMode mode, double trace_s,
+                   std::chrono::steady_clock::time_point t0);
+  bool load_from_disk(Kernel& kernel, const ir::Trace& traced, KernelMode mode, double trace_s,
+                      std::chrono::steady_clock::time_point t0);
+  void report_bad_entry(const CacheKey& key, const std::string& name, KernelMode mode, const std::string& what);
+  void compile_now(Kernel& kernel, const ir::Trace& traced, KernelMode mode, const CompileOptions& options,
+                   double trace_s, std::chrono::steady_clock::time_point t0);
   // The miss of produce() with tiering: `kernel` (key and symbol set) becomes a tier 0
   // kernel, and unless Tier0Only a background thread compiles it (background_compile.cpp).
   void load_compiler_in_background();
@@ -324,7 +345,7 @@ class KernelCache {
   // The directory's key (DiskCache::auth_key), nullopt if there is none yet or the
   // directory or key file is refused; a refusal is warned once and turns the disk off.
   // Reads (create false) reuse the key last read: checking the directory and reading the
-  // key file took 20-70 us per kernel load, more than the load's own read. Writes (create
+  // key file at every kernel load would cost more than the load's own read. Writes (create
   // true) check and read again, and refresh it, so a directory removed and made again
   // during the run (with a new key) is followed. A key held in memory cannot let anyone
   // else's entry in: only this key's holder can tag one.
@@ -339,7 +360,6 @@ class KernelCache {
 
   mutable std::mutex mutex_;
   std::condition_variable in_flight_done_;
-  using HashKey = std::pair<uint64_t, uint64_t>;
   std::map<HashKey, Entry> memory_;  // by key hash; the parts are compared on a hit
   std::set<HashKey> in_flight_;      // keys being loaded or compiled by some thread
   std::map<std::string, std::vector<Seen>, std::less<>> seen_;  // by cost name

@@ -129,8 +129,6 @@ const LlvmBackendApi& llvm_backend() {
   return *loaded_api;
 }
 
-bool llvm_backend_loaded() { return loaded_api != nullptr; }
-
 CompiledObject compile_kernel(const ir::Trace& mode_graph, const KernelLayout& layout,
                               const CompileOptions& options, const std::string& symbol) {
   CompiledObject out;

@@ -2,7 +2,7 @@
 //
 // Why: libLLVM is ~100 MB to map and tens of milliseconds to relocate and initialize, and a
 // process whose kernels all come from the disk cache needs none of it: keys are computed
-// from CPUID (host_cpu.h) and objects are linked by kernel_loader.h. So codegen.cpp and
+// from CPUID (common/cpu.h) and objects are linked by kernel_loader.h. So codegen.cpp and
 // jit.cpp are built into a separate shared module, liblsjit_llvm.so, and the rest of lsjit
 // does not link libLLVM. The first call that needs LLVM (a compile, kernel_text, an ORC
 // load) loads the module; the functions of codegen.h and jit.h forward to it.
@@ -50,8 +50,5 @@ struct LlvmBackendApi {
 // The module's API, loading it on the first call. Thread safe. Throws lsjit::Error naming
 // every place looked at and why each was refused when no module can be loaded.
 const LlvmBackendApi& llvm_backend();
-
-// Whether this process has loaded the module (tests and `lsjit cache` diagnostics).
-bool llvm_backend_loaded();
 
 }  // namespace lsjit::compiler
