@@ -53,8 +53,7 @@ enum class LinearSolver {
 };
 // Auto's thresholds. A dense reduced camera system is factored in (n³/3) flops with no
 // sparse bookkeeping: at 2000 scalars (~220 cameras) that is 2.7 GFlop, well under a
-// Schur elimination's own work for such a problem; Ladybug-49 (441) is 5x faster dense
-// than Ceres. Below 100 scalars a dense factorization is microseconds and needs no
+// Schur elimination's own work for such a problem. Below 100 scalars a dense factorization is microseconds and needs no
 // symbolic analysis.
 inline constexpr int64_t kAutoDenseSchurMax = 2000;
 inline constexpr int64_t kAutoDenseMax = 100;
@@ -114,9 +113,9 @@ struct SolverOptions {
   // Auto's budgets for a direct sparse factorization: a factor (panels and workspace) of
   // more bytes, or one factorization of more flops, makes Auto pick
   // SubgraphConjugateGradient instead. 0 bytes means half of the machine's physical memory.
-  // 1e12 flops is ~30 s per factorization at the 33 GFlop/s measured on one core; at 2.3e11
-  // (a generated SE3 graph of 10^5 poses) the direct step (7.8 s) still beat
-  // subgraph-preconditioned CG to the default tolerance (8.8 s; docs/benchmarks.md).
+  // 1e12 flops is tens of seconds per factorization on one core; a generated SE3 graph of
+  // 10^5 poses, at about a quarter of that, still solves faster by the direct step than by
+  // subgraph-preconditioned CG to the default tolerance (docs/benchmarks-history.md).
   double max_direct_factor_bytes = 0;
   double max_direct_factorization_flops = 1e12;
 
@@ -131,10 +130,10 @@ struct SolverOptions {
   // at least this factor; every accepted step grows it by Nielsen's 1 / max(1/3, 1 − (2ρ −
   // 1)³) otherwise (levenberg_marquardt.h). 1 is Ceres' LEVENBERG_MARQUARDT schedule
   // exactly, step for step. 2 is the textbook trust region's doubling (Nocedal and Wright,
-  // Algorithm 4.1): Nielsen's rule alone grows the radius 1.24x at ρ = 0.8, and Ladybug-49's
-  // tail, twenty steps at ρ 0.73-0.80, stayed damped. With 2 it reaches Ceres' 20-iteration
-  // cost in 17 iterations, and the pose graphs started at Ceres' radius take as many
-  // iterations or fewer (docs/benchmarks.md, "The radius after a very successful step").
+  // Algorithm 4.1): Nielsen's rule alone grows the radius only 1.28x at ρ = 0.8, so a
+  // bundle-adjustment tail of steps near ρ = 3/4 stays damped; with 2 such a solve reaches
+  // the same cost in fewer iterations, and pose graphs started at Ceres' radius take no
+  // more (docs/benchmarks-history.md, "The radius after a very successful step").
   double very_successful_radius_growth = 2.0;
   double min_lm_diagonal = 1e-6;
   double max_lm_diagonal = 1e32;
@@ -162,8 +161,8 @@ struct SolverOptions {
   // of 1e-10, falling back to a double factorization for a step whose refinement stalls
   // (or whose float factorization meets a non-positive pivot) and for the rest of the
   // solve (linear/supernodal_cholesky.h). Automatic does so
-  // where the factor's symbolic analysis predicts a gain (large factors: sphere2500, not
-  // M3500; Ceres' default is off); Never keeps double; Always is Ceres'
+  // where the factor's symbolic analysis predicts a gain (factors with many flops per
+  // stored entry; Ceres' default is off); Never keeps double; Always is Ceres'
   // use_mixed_precision_solves = true. At
   // most max_num_refinement_iterations (>= 1, Ceres' name) refinement steps per solve.
   MixedPrecision mixed_precision = MixedPrecision::Automatic;
@@ -177,8 +176,8 @@ struct SolverOptions {
   // H it overwrote) instead of a cost evaluation, and the trial points after it get their
   // cost alone until a step is accepted again. Worth it while a normal-equation evaluation
   // costs less than the cost evaluations of the accepted steps between two rejections: on
-  // BAL problems the first is about 7 of the second, and every BAL and pose-graph problem in
-  // ../shared/data accepts 94-100% of its steps.
+  // BAL problems a normal-equation evaluation costs a handful of cost evaluations, and
+  // bundle-adjustment and pose-graph solves accept nearly all their steps.
   bool speculative_evaluation = true;
 
   // Worker threads for evaluation and the Schur solvers' per-point work: 0 uses every
@@ -217,6 +216,13 @@ struct OptionRange {
 // Every numeric field of `options` (constraints included) validate() checks, in its order.
 // The cross-field rules (min <= initial <= max) are not listed.
 std::vector<OptionRange> option_ranges(const SolverOptions& options);
+// The one range check of a numeric option, by its name in option_ranges(): whether `value`
+// lies in the range validate() holds the field to, that range as text, and whether it
+// takes integers only. The CLI's flags check their values with these, so a flag and the
+// field it sets cannot disagree. Each throws std::logic_error for a name not in the table.
+bool option_in_range(std::string_view name, double value);
+std::string option_range(std::string_view name);
+bool option_is_integer(std::string_view name);
 
 
 enum class Termination {

@@ -78,7 +78,7 @@ struct KernelGroup {
 // across groups in group order: group g's instance i is instance first_instance[g] + i).
 // Eight bytes: there is one per block of H and segment of g an instance writes (Ladybug-49:
 // 127,000), and analyze() scatters them into their destinations' lists, where each cache
-// line written was a miss; at 16 bytes the lists were 2.5 MB. analyze() refuses more than
+// line written is a miss, so half the bytes is half the misses. analyze() refuses more than
 // kMaxInstances instances; a kernel has at most kMaxOutputArrays output arrays.
 struct Source {
   uint32_t instance;
@@ -177,12 +177,12 @@ struct ProblemLayout {
   mutable std::optional<FactorPrediction> factor_prediction;
 
   mutable std::mutex pool_mutex;
-  mutable std::vector<std::pair<linear::LinearSolverType, std::unique_ptr<linear::LinearSolver>>> pool;
+  mutable std::vector<std::pair<lsjit::LinearSolver, std::unique_ptr<linear::LinearSolver>>> pool;
   // analysis: for SparseCholesky, a symbolic analysis of `pattern` for the solver to share;
   // null: the solver makes its own.
   std::unique_ptr<linear::LinearSolver> take_solver(
-      linear::LinearSolverType type, std::shared_ptr<const linear::SupernodalAnalysis> analysis = nullptr) const;
-  void give_back(linear::LinearSolverType type, std::unique_ptr<linear::LinearSolver> solver) const;
+      lsjit::LinearSolver type, std::shared_ptr<const linear::SupernodalAnalysis> analysis = nullptr) const;
+  void give_back(lsjit::LinearSolver type, std::unique_ptr<linear::LinearSolver> solver) const;
 };
 
 }  // namespace lsjit::detail

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "lsjit/common/clock.h"
 #include "lsjit/runtime/analyze/linear_solver_choice.h"
 #include "lsjit/runtime/analyze/problem_layout.h"
 #include "lsjit/runtime/evaluate/evaluator.h"
@@ -18,23 +19,6 @@
 
 namespace lsjit {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-linear::LinearSolverType linear_type(LinearSolver s) {
-  switch (s) {
-    case LinearSolver::Auto: break;  // resolved by choose_linear_solver before this
-    case LinearSolver::DenseCholesky: return linear::LinearSolverType::DenseCholesky;
-    case LinearSolver::SparseCholesky: return linear::LinearSolverType::SparseCholesky;
-    case LinearSolver::EigenSparseCholesky: return linear::LinearSolverType::EigenSparseCholesky;
-    case LinearSolver::ConjugateGradient: return linear::LinearSolverType::ConjugateGradient;
-    case LinearSolver::SubgraphConjugateGradient: return linear::LinearSolverType::SubgraphCg;
-    case LinearSolver::DenseSchur: return linear::LinearSolverType::DenseSchur;
-    case LinearSolver::SparseSchur: return linear::LinearSolverType::SparseSchur;
-    case LinearSolver::IterativeSchur: return linear::LinearSolverType::IterativeSchur;
-  }
-  return linear::LinearSolverType::SparseCholesky;
-}
 
 // The state arrays (per type, rows in layout order) from `values`; "" or what is missing.
 std::string load_state(const detail::ProblemLayout& layout, const Values& values,
@@ -102,28 +86,28 @@ void check_threads(int num_threads, const char* function) {
 namespace detail {
 
 std::unique_ptr<linear::LinearSolver> ProblemLayout::take_solver(
-    linear::LinearSolverType type, std::shared_ptr<const linear::SupernodalAnalysis> analysis) const {
+    lsjit::LinearSolver type, std::shared_ptr<const linear::SupernodalAnalysis> analysis) const {
   {
     std::lock_guard lock(pool_mutex);
     for (auto& [t, solver] : pool)
       if (t == type && solver) return std::move(solver);
   }
-  if (type == linear::LinearSolverType::DenseSchur || type == linear::LinearSolverType::SparseSchur ||
-      type == linear::LinearSolverType::IterativeSchur) {
+  if (type == lsjit::LinearSolver::DenseSchur || type == lsjit::LinearSolver::SparseSchur ||
+      type == lsjit::LinearSolver::IterativeSchur) {
     if (first_eliminated >= static_cast<int64_t>(free.size()))
-      throw Error(std::string(linear::linear_solver_name(type)) +
+      throw Error(std::string(linear_solver_name(type)) +
                   " needs a variable type to eliminate, and this problem has none (a type is "
                   "eliminable when no cost has two variables of it; see "
                   "AnalyzeOptions::schur_elimination)");
     return linear::make_schur_solver(type, pattern, static_cast<int>(first_eliminated));
   }
-  if (type == linear::LinearSolverType::SparseCholesky)
+  if (type == lsjit::LinearSolver::SparseCholesky)
     return std::make_unique<linear::SupernodalCholesky>(
         pattern, analysis != nullptr ? analysis : predicted_factor(*this).analysis);
   return linear::make_linear_solver(type, pattern);
 }
 
-void ProblemLayout::give_back(linear::LinearSolverType type,
+void ProblemLayout::give_back(lsjit::LinearSolver type,
                               std::unique_ptr<linear::LinearSolver> solver) const {
   std::lock_guard lock(pool_mutex);
   for (auto& [t, slot] : pool)
@@ -147,11 +131,10 @@ const detail::ProblemLayout& AnalyzedProblem::layout() const {
   return *layout_;
 }
 
-SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& options) const {
-  const auto start = Clock::now();
-  const detail::ProblemLayout& L = layout();
-  SolveResult result{initial, {}};
-  SolveSummary& s = result.summary;
+namespace {
+
+// The summary's account of the analysis, before any solving.
+void describe_analysis(const detail::ProblemLayout& L, const Values& initial, SolveSummary& s) {
   s.trace_s = L.trace_s;
   s.compile_s = L.compile_s;
   s.kernels_wall_s = L.kernels_wall_s;
@@ -168,18 +151,13 @@ SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& o
   s.constant_variables = L.constant_variables;
   s.tangent_dim = static_cast<size_t>(L.tangent_dim);
   s.warnings = unused_warnings(L, initial);
-  // Options first: a bad one must not reach the threads or the linear algebra (nor Auto's
-  // budget check, which runs a symbolic analysis).
-  if (std::string invalid = validate(options); !invalid.empty()) {
-    s.linear_solver = std::string(linear_solver_name(options.linear_solver));
-    s.termination = Termination::Failure;
-    s.message = std::move(invalid);
-    s.solve_s = std::chrono::duration<double>(Clock::now() - start).count();
-    s.total_s = s.analyze_s + s.solve_s;
-    return result;
-  }
+}
+
+// options.linear_solver, or Auto's choice with its reason (and the symbolic analysis it
+// made, for the solver to reuse).
+LinearSolver resolve_linear_solver(const detail::ProblemLayout& L, const SolverOptions& options, SolveSummary& s,
+                                   std::shared_ptr<const linear::SupernodalAnalysis>& analysis) {
   LinearSolver chosen = options.linear_solver;
-  std::shared_ptr<const linear::SupernodalAnalysis> analysis;  // Auto's, for the solver
   if (chosen == LinearSolver::Auto) {
     try {
       detail::LinearSolverChoice choice = detail::choose_linear_solver(L, options);
@@ -193,18 +171,38 @@ SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& o
     }
   }
   s.linear_solver = std::string(linear_solver_name(chosen));
+  return chosen;
+}
 
+}  // namespace
+
+// Checks the options, picks the linear solver, loads the state, then minimizes: LM, or the
+// augmented-Lagrangian loop around it when a cost is a constraint. Every failure before
+// the minimizer is a Failure summary, never an exception.
+SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& options) const {
+  const auto start = Clock::now();
+  const detail::ProblemLayout& L = layout();
+  SolveResult result{initial, {}};
+  SolveSummary& s = result.summary;
+  describe_analysis(L, initial, s);
   auto finish = [&] {
-    s.solve_s = std::chrono::duration<double>(Clock::now() - start).count();
+    s.solve_s = seconds_since(start);
     s.total_s = s.analyze_s + s.solve_s;
     return result;
   };
-
   auto fail = [&](std::string message) {
     s.termination = Termination::Failure;
     s.message = std::move(message);
     return finish();
   };
+  // Options first: a bad one must not reach the threads or the linear algebra (nor Auto's
+  // budget check, which runs a symbolic analysis).
+  if (std::string invalid = validate(options); !invalid.empty()) {
+    s.linear_solver = std::string(linear_solver_name(options.linear_solver));
+    return fail(std::move(invalid));
+  }
+  std::shared_ptr<const linear::SupernodalAnalysis> analysis;  // Auto's, for the solver
+  const LinearSolver chosen = resolve_linear_solver(L, options, s, analysis);
   std::vector<std::vector<double>> state;
   if (std::string missing = load_state(L, initial, state); !missing.empty()) return fail(missing);
   std::optional<detail::ThreadPool> pool;
@@ -215,21 +213,19 @@ SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& o
   }
   s.num_threads = pool->threads();
   detail::Evaluator evaluator(L, *pool);
-  const linear::LinearSolverType type = linear_type(chosen);
   std::unique_ptr<linear::LinearSolver> solver;
   try {
-    solver = L.take_solver(type, analysis);
+    solver = L.take_solver(chosen, analysis);
   } catch (const std::exception& e) {
     return fail(std::string("the linear solver could not be set up: ") + e.what());
   }
   const bool constrained = std::any_of(L.groups.begin(), L.groups.end(), [](const detail::KernelGroup& g) {
     return g.kind != ir::CostKind::LeastSquares;
   });
-  s.setup_s = std::chrono::duration<double>(Clock::now() - start).count();
+  s.setup_s = seconds_since(start);
   if (constrained) detail::augmented_lagrangian(L, evaluator, *solver, state, options, s, start);
   else detail::levenberg_marquardt(L, evaluator, *solver, state, options, s, start);
-  L.give_back(type, std::move(solver));
-
+  L.give_back(chosen, std::move(solver));
   for (size_t t = 0; t < L.types.size(); ++t)
     result.values.set_params_rows(L.types[t].type, L.types[t].ids, state[t].data());
   return finish();

@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lsjit/runtime/solver_options.h"
@@ -95,7 +97,17 @@ std::string ordered(const char* a, double va, const char* b, double vb) {
          " (" + number(vb) + ")";
 }
 
+const Rule& rule_named(std::string_view name) {
+  for (const Rule& rule : kRules)
+    if (name == rule.name) return rule;
+  throw std::logic_error("lsjit: no SolverOptions field named " + std::string(name));
+}
+
 }  // namespace
+
+bool option_in_range(std::string_view name, double value) { return rule_named(name).range.contains(value); }
+std::string option_range(std::string_view name) { return rule_named(name).range.describe(); }
+bool option_is_integer(std::string_view name) { return rule_named(name).range.integer; }
 
 std::vector<OptionRange> option_ranges(const SolverOptions& o) {
   std::vector<OptionRange> out;

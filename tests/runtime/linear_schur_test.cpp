@@ -82,7 +82,7 @@ std::vector<std::unique_ptr<SchurSolver>> schur_solvers(const BlockSparseSymmetr
   solvers.push_back(std::make_unique<DenseSchur>(H.shared_pattern(), e));
   solvers.push_back(std::make_unique<SparseSchur>(H.shared_pattern(), e));
   solvers.push_back(std::make_unique<SparseSchur>(H.shared_pattern(), e,
-                                                  LinearSolverType::EigenSparseCholesky));
+                                                  lsjit::LinearSolver::EigenSparseCholesky));
   solvers.push_back(std::make_unique<IterativeSchur>(H.shared_pattern(), e));
   return solvers;
 }
@@ -542,8 +542,8 @@ TEST_CASE("linear schur solvers: a NaN or infinity at any value of A that is rea
 TEST_CASE("linear schur solvers refuse coupled eliminated blocks and bad elimination points") {
   // Blocks 2 and 3 share a residual: eliminating from 2 on is impossible, from 3 on fine.
   const BlockSparseSymmetric H({6, 6, 3, 3, 3}, {{0, 2}, {1, 3}, {2, 3}, {0, 4}});
-  for (LinearSolverType type : {LinearSolverType::DenseSchur, LinearSolverType::SparseSchur,
-                                LinearSolverType::IterativeSchur}) {
+  for (lsjit::LinearSolver type : {lsjit::LinearSolver::DenseSchur, lsjit::LinearSolver::SparseSchur,
+                                lsjit::LinearSolver::IterativeSchur}) {
     CAPTURE(linear_solver_name(type));
     try {
       make_schur_solver(type, H.shared_pattern(), 2);
@@ -561,8 +561,8 @@ TEST_CASE("linear schur solvers refuse coupled eliminated blocks and bad elimina
       CHECK(contains(e.what(), "make_schur_solver"));
     }
   }
-  CHECK_THROWS_AS(make_schur_solver(LinearSolverType::SparseCholesky, H.shared_pattern(), 3), lsjit::Error);
-  CHECK_THROWS_AS(SparseSchur(H.shared_pattern(), 3, LinearSolverType::ConjugateGradient),
+  CHECK_THROWS_AS(make_schur_solver(lsjit::LinearSolver::SparseCholesky, H.shared_pattern(), 3), lsjit::Error);
+  CHECK_THROWS_AS(SparseSchur(H.shared_pattern(), 3, lsjit::LinearSolver::ConjugateGradient),
                   lsjit::Error);
 }
 
@@ -639,12 +639,12 @@ TEST_CASE("linear iterative schur: iteration limit, runtime tolerance, bad optio
 }
 
 TEST_CASE("linear schur solver names and types") {
-  for (LinearSolverType t : {LinearSolverType::DenseSchur, LinearSolverType::SparseSchur,
-                             LinearSolverType::IterativeSchur})
-    CHECK(linear_solver_from_name(linear_solver_name(t)) == t);
-  CHECK(linear_solver_name(LinearSolverType::DenseSchur) == "dense_schur");
-  CHECK(linear_solver_name(LinearSolverType::SparseSchur) == "sparse_schur");
-  CHECK(linear_solver_name(LinearSolverType::IterativeSchur) == "iterative_schur");
+  for (lsjit::LinearSolver t : {lsjit::LinearSolver::DenseSchur, lsjit::LinearSolver::SparseSchur,
+                             lsjit::LinearSolver::IterativeSchur})
+    CHECK(lsjit::linear_solver_from_name(linear_solver_name(t)) == t);
+  CHECK(linear_solver_name(lsjit::LinearSolver::DenseSchur) == "dense_schur");
+  CHECK(linear_solver_name(lsjit::LinearSolver::SparseSchur) == "sparse_schur");
+  CHECK(linear_solver_name(lsjit::LinearSolver::IterativeSchur) == "iterative_schur");
   const BlockSparseSymmetric H({9, 3}, {{0, 1}});
   const SparseSchur sparse(H.shared_pattern(), 1);
   CHECK(sparse.reduced_solver().name() == "supernodal_cholesky");

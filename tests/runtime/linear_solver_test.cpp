@@ -27,9 +27,9 @@ using lsjit::testing::random_vector;
 
 namespace {
 
-constexpr LinearSolverType kAllTypes[] = {
-    LinearSolverType::DenseCholesky, LinearSolverType::SparseCholesky,
-    LinearSolverType::EigenSparseCholesky, LinearSolverType::ConjugateGradient};
+constexpr lsjit::LinearSolver kAllTypes[] = {
+    lsjit::LinearSolver::DenseCholesky, lsjit::LinearSolver::SparseCholesky,
+    lsjit::LinearSolver::EigenSparseCholesky, lsjit::LinearSolver::ConjugateGradient};
 
 // CG converges to (almost) the direct solution only with a tolerance near machine precision.
 LinearSolverOptions tight_linear() {
@@ -43,7 +43,7 @@ LinearSolverOptions tight_linear() {
 // (the default one picks either), plus CHOLMOD with both of its orderings when lsjit has it.
 std::vector<std::unique_ptr<LinearSolver>> all_solvers(const BlockSparseSymmetric& A) {
   std::vector<std::unique_ptr<LinearSolver>> solvers;
-  for (LinearSolverType t : kAllTypes) solvers.push_back(make_linear_solver(t, A.shared_pattern()));
+  for (lsjit::LinearSolver t : kAllTypes) solvers.push_back(make_linear_solver(t, A.shared_pattern()));
   for (SupernodalOrdering o : {SupernodalOrdering::Amd, SupernodalOrdering::NestedDissection})
     solvers.push_back(std::make_unique<SupernodalCholesky>(A.shared_pattern(), o));
   if (cholmod_available()) {
@@ -314,7 +314,7 @@ TEST_CASE("linear cg: iteration limit, runtime tolerance, zero right-hand side, 
   BlockSparseSymmetric A = make_matrix(s);
   fill_random(s, A, rng);
   const Eigen::VectorXd b = random_vector(A.dim(), rng);
-  auto cg = make_linear_solver(LinearSolverType::ConjugateGradient, A.shared_pattern());
+  auto cg = make_linear_solver(lsjit::LinearSolver::ConjugateGradient, A.shared_pattern());
   Eigen::VectorXd x(A.dim());
 
   LinearSolverOptions options;
@@ -383,15 +383,15 @@ TEST_CASE("linear cholmod: the block AMD ordering avoids the fill of an arrowhea
 }
 
 TEST_CASE("linear solver names and types") {
-  for (LinearSolverType t : kAllTypes) CHECK(linear_solver_from_name(linear_solver_name(t)) == t);
-  CHECK(!linear_solver_from_name("qr").has_value());
+  for (lsjit::LinearSolver t : kAllTypes) CHECK(lsjit::linear_solver_from_name(linear_solver_name(t)) == t);
+  CHECK(!lsjit::linear_solver_from_name("qr").has_value());
   const BlockSparseSymmetric A({1}, {});
-  CHECK(make_linear_solver(LinearSolverType::SparseCholesky, A.shared_pattern())->name() ==
+  CHECK(make_linear_solver(lsjit::LinearSolver::SparseCholesky, A.shared_pattern())->name() ==
         "supernodal_cholesky");
-  CHECK(make_linear_solver(LinearSolverType::DenseCholesky, A.shared_pattern())->name() == "dense_cholesky");
-  CHECK(make_linear_solver(LinearSolverType::EigenSparseCholesky, A.shared_pattern())->name() ==
+  CHECK(make_linear_solver(lsjit::LinearSolver::DenseCholesky, A.shared_pattern())->name() == "dense_cholesky");
+  CHECK(make_linear_solver(lsjit::LinearSolver::EigenSparseCholesky, A.shared_pattern())->name() ==
         "eigen_sparse_cholesky");
-  CHECK(make_linear_solver(LinearSolverType::ConjugateGradient, A.shared_pattern())->name() == "cg");
+  CHECK(make_linear_solver(lsjit::LinearSolver::ConjugateGradient, A.shared_pattern())->name() == "cg");
 }
 
 TEST_CASE("linear all_finite finds a NaN or infinity at any position, and only those") {

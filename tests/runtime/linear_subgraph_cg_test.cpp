@@ -140,8 +140,8 @@ TEST_CASE("subgraph_cg: is made by name and rejects bad CG options") {
   const auto structure = random_block_structure(rng, 10);
   BlockSparseSymmetric A = make_matrix(structure);
   fill_random(structure, A, rng);
-  REQUIRE(linear_solver_from_name("subgraph_cg") == LinearSolverType::SubgraphCg);
-  auto solver = make_linear_solver(LinearSolverType::SubgraphCg, A.shared_pattern());
+  REQUIRE(lsjit::linear_solver_from_name("subgraph_cg") == lsjit::LinearSolver::SubgraphConjugateGradient);
+  auto solver = make_linear_solver(lsjit::LinearSolver::SubgraphConjugateGradient, A.shared_pattern());
   CHECK(solver->name() == "subgraph_cg");
   std::vector<double> b(A.dim(), 1.0), x(A.dim());
   LinearSolverOptions options;

@@ -9,6 +9,7 @@
 
 #include "../../tools/lsjit/solve_flags.h"
 #include "../support/run_cli.h"
+#include "lsjit/runtime/pose_graph_problem.h"
 
 namespace {
 
@@ -42,7 +43,17 @@ TEST_CASE("solve flags: values in range are taken exactly") {
   CHECK(f.options.gradient_tolerance == 1e-12);
   CHECK(f.options.parameter_tolerance == 2.5e-3);
   CHECK(f.options.initial_trust_region_radius == 1e8);
-  CHECK(f.initial_radius_given);
+  // Given flags win over the problem's defaults, whatever those are.
+  lsjit::SolverOptions defaults;
+  defaults.initial_trust_region_radius = 3;
+  defaults.max_iterations = 7;
+  const lsjit::SolverOptions over = f.solver_options(defaults);
+  CHECK(over.initial_trust_region_radius == 1e8);
+  CHECK(over.max_iterations == 2147483647);
+  CHECK(over.num_threads == 1024);
+  CHECK(over.function_tolerance == 0);
+  CHECK(over.linear_solver == lsjit::LinearSolver::ConjugateGradient);
+  CHECK(over.verbose);
   CHECK(f.options.very_successful_radius_growth == 1);
   CHECK(f.options.linear_solver == lsjit::LinearSolver::ConjugateGradient);
   CHECK(f.loss.kind == lsjit::HuberLoss(0.5).kind);
@@ -52,11 +63,28 @@ TEST_CASE("solve flags: values in range are taken exactly") {
   CHECK(f.json);
 }
 
-TEST_CASE("solve flags: without --initial-trust-region-radius the radius is left to the format") {
-  const auto r = parse({"g.g2o"});
+TEST_CASE("solve flags: options not given are left to the runtime's defaults for the problem") {
+  const auto r = parse({"g.g2o", "--gradient-tolerance", "1e-9"});
   REQUIRE(std::holds_alternative<SolveFlags>(r));
-  CHECK_FALSE(std::get<SolveFlags>(r).initial_radius_given);
-  CHECK(std::get<SolveFlags>(r).options.initial_trust_region_radius == lsjit::SolverOptions{}.initial_trust_region_radius);
+  const SolveFlags& f = std::get<SolveFlags>(r);
+  const lsjit::SolverOptions pose_graph = f.solver_options(lsjit::pose_graph_solver_options());
+  CHECK(pose_graph.initial_trust_region_radius == lsjit::kPoseGraphInitialTrustRegionRadius);
+  CHECK(pose_graph.gradient_tolerance == 1e-9);
+  const lsjit::SolverOptions general = f.solver_options(lsjit::SolverOptions{});
+  CHECK(general.initial_trust_region_radius == lsjit::SolverOptions{}.initial_trust_region_radius);
+  CHECK(general.max_iterations == lsjit::SolverOptions{}.max_iterations);
+}
+
+TEST_CASE("solve flags: each solver flag's range is the runtime's for its field") {
+  for (const auto& [flag, field] : std::vector<std::pair<std::string, std::string>>{
+           {"--max-iterations", "max_iterations"}, {"--threads", "num_threads"},
+           {"--initial-trust-region-radius", "initial_trust_region_radius"},
+           {"--radius-growth", "very_successful_radius_growth"}, {"--function-tolerance", "function_tolerance"}}) {
+    CAPTURE(flag);
+    const auto r = parse({"g.g2o", flag, "-1"});
+    REQUIRE(std::holds_alternative<FlagError>(r));
+    CHECK(std::get<FlagError>(r).message.find("expected " + lsjit::option_range(field)) != std::string::npos);
+  }
 }
 
 TEST_CASE("solve flags: --init is file by default, chordal on request, and nothing else") {
@@ -108,7 +136,9 @@ TEST_CASE("solve flags: numbers must be finite and in range") {
   for (const char* bad : {"nan", "NaN", "inf", "-inf", "-1", "1e999", "0x1p3", "1,5", ""})
     CHECK_MESSAGE(error_of({"g", "--function-tolerance", bad}).find("expected a number >= 0") != std::string::npos,
                   bad);
-  CHECK(error_of({"g", "--initial-trust-region-radius", "0"}).find("expected a number > 0") != std::string::npos);
+  // The range is the runtime's for the field (validate()), the one check of it.
+  CHECK(error_of({"g", "--initial-trust-region-radius", "0"}).find("expected a finite number > 0") != std::string::npos);
+  CHECK(error_of({"g", "--radius-growth", "0.5"}).find("expected a finite number >= 1") != std::string::npos);
   CHECK(error_of({"g", "--loss", "cauchy:nan"}).find("expected NAME:SCALE") != std::string::npos);
 }
 

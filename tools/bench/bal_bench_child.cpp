@@ -281,9 +281,9 @@ void child_schur(const ChildArgs& args) {
   if (first_point != static_cast<int>(bal.cameras.size()))
     throw std::runtime_error("schur child: the cameras are not the first free variables");
   const std::string& name = arg(args, "solver");
-  const linear::LinearSolverType type = name == "dense_schur"    ? linear::LinearSolverType::DenseSchur
-                                        : name == "sparse_schur" ? linear::LinearSolverType::SparseSchur
-                                                                 : linear::LinearSolverType::IterativeSchur;
+  const lsjit::LinearSolver type = name == "dense_schur"    ? lsjit::LinearSolver::DenseSchur
+                                        : name == "sparse_schur" ? lsjit::LinearSolver::SparseSchur
+                                                                 : lsjit::LinearSolver::IterativeSchur;
   const std::unique_ptr<linear::LinearSolver> solver =
       linear::make_schur_solver(type, H.shared_pattern(), first_point);
   linear::LinearSolverOptions o;

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "lsjit/common/clock.h"
 #include "lsjit/runtime/io/g2o.h"
 #include "lsjit/runtime/solve/linear/cholmod_cholesky.h"
 #include "lsjit/runtime/solve/linear/linear_solver.h"
@@ -36,24 +37,18 @@
 #include "lsjit/runtime/solve/linear/supernodal_cholesky.h"
 #include "lsjit/runtime/solve/linear/supernodal_kernels.h"
 #include "bench_main.h"
+#include "bench_stats.h"
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 
 namespace {
 
+using lsjit::bench::median;
+using lsjit::Clock;
+using lsjit::seconds_since;
+
 using namespace lsjit::linear;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 struct Structure {
   std::string name;
   std::vector<int> sizes;
@@ -154,27 +149,27 @@ void run(const Structure& s, int repeats, std::mt19937_64& rng) {
   using Factory = std::function<std::unique_ptr<LinearSolver>()>;
   std::vector<std::pair<std::string, Factory>> solvers;
   if (s.first_point >= 0) {
-    auto schur = [&](LinearSolverType type) {
+    auto schur = [&](lsjit::LinearSolver type) {
       return [&, type] { return make_schur_solver(type, H.shared_pattern(), s.first_point); };
     };
-    if (s.first_point * 9 <= 3000) solvers.emplace_back("dense_schur", schur(LinearSolverType::DenseSchur));
-    solvers.emplace_back("sparse_schur", schur(LinearSolverType::SparseSchur));
-    solvers.emplace_back("sparse_schur, 2 threads", schur(LinearSolverType::SparseSchur));
-    solvers.emplace_back("iterative_schur (tol 1e-6)", schur(LinearSolverType::IterativeSchur));
+    if (s.first_point * 9 <= 3000) solvers.emplace_back("dense_schur", schur(lsjit::LinearSolver::DenseSchur));
+    solvers.emplace_back("sparse_schur", schur(lsjit::LinearSolver::SparseSchur));
+    solvers.emplace_back("sparse_schur, 2 threads", schur(lsjit::LinearSolver::SparseSchur));
+    solvers.emplace_back("iterative_schur (tol 1e-6)", schur(lsjit::LinearSolver::IterativeSchur));
     solvers.emplace_back("iterative_schur (tol 1e-6), 2 threads",
-                         schur(LinearSolverType::IterativeSchur));
+                         schur(lsjit::LinearSolver::IterativeSchur));
   }
   if (H.dim() <= 3000)
-    solvers.emplace_back("dense_cholesky", [&] { return make_linear_solver(LinearSolverType::DenseCholesky, H.shared_pattern()); });
+    solvers.emplace_back("dense_cholesky", [&] { return make_linear_solver(lsjit::LinearSolver::DenseCholesky, H.shared_pattern()); });
   if (cholmod_available()) {
     solvers.emplace_back("cholmod (block AMD)", [&] { return std::make_unique<CholmodCholesky>(H.shared_pattern()); });
     solvers.emplace_back("cholmod (scalar AMD)", [&] {
       return std::make_unique<CholmodCholesky>(H.shared_pattern(), CholmodCholesky::Ordering::ScalarAmd);
     });
   }
-  solvers.emplace_back("supernodal_cholesky", [&] { return make_linear_solver(LinearSolverType::SparseCholesky, H.shared_pattern()); });
-  solvers.emplace_back("eigen_sparse_cholesky", [&] { return make_linear_solver(LinearSolverType::EigenSparseCholesky, H.shared_pattern()); });
-  solvers.emplace_back("cg (tol 1e-6)", [&] { return make_linear_solver(LinearSolverType::ConjugateGradient, H.shared_pattern()); });
+  solvers.emplace_back("supernodal_cholesky", [&] { return make_linear_solver(lsjit::LinearSolver::SparseCholesky, H.shared_pattern()); });
+  solvers.emplace_back("eigen_sparse_cholesky", [&] { return make_linear_solver(lsjit::LinearSolver::EigenSparseCholesky, H.shared_pattern()); });
+  solvers.emplace_back("cg (tol 1e-6)", [&] { return make_linear_solver(lsjit::LinearSolver::ConjugateGradient, H.shared_pattern()); });
 
   for (const auto& [label, make] : solvers) {
     LinearSolverOptions options;  // cg_relative_tolerance 1e-6

@@ -1,4 +1,4 @@
-// Scale benchmark (issue 18, docs/benchmarks.md "Large pose graphs"): where the sparse
+// Scale benchmark (issue 18, docs/benchmarks-history.md "Large pose graphs"): where the sparse
 // Cholesky's symbolic analysis spends its time, and what factor it predicts, on the block
 // pattern of g2o files (lsjit generate pose-graph writes them):
 //
@@ -27,6 +27,7 @@
 #include <functional>
 #include <memory>
 
+#include "lsjit/common/clock.h"
 #include "lsjit/lsjit.h"
 #include "lsjit/runtime/io/g2o.h"
 #include "lsjit/runtime/pose_graph_problem.h"
@@ -35,15 +36,15 @@
 #include "lsjit/runtime/solve/linear/supernodal_analysis.h"
 #include "lsjit/runtime/solve/linear/supernodal_cholesky.h"
 #include "bench_main.h"
+#include "bench_stats.h"
 
 namespace {
 
-using namespace lsjit::linear;
+using lsjit::bench::median;
+using lsjit::Clock;
+using lsjit::seconds_since;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
+using namespace lsjit::linear;
 
 BlockPattern g2o_pattern(const std::string& path) {
   const lsjit::io::PoseGraph g = lsjit::io::read_g2o(path);
@@ -87,10 +88,6 @@ void analyze(const std::string& name, const BlockPattern& p, int repeats) {
   }
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 void compare_cg(const std::string& file, double radius) {
   const std::string name = file.substr(file.find_last_of('/') + 1);
   const lsjit::PoseGraphProblem problem = lsjit::make_pose_graph_problem(lsjit::io::read_g2o(file));
@@ -111,8 +108,8 @@ void compare_cg(const std::string& file, double radius) {
   };
   using Factory = std::function<std::unique_ptr<LinearSolver>()>;
   std::vector<std::pair<std::string, Factory>> solvers{
-      {"sparse_cholesky", [&] { return make_linear_solver(LinearSolverType::SparseCholesky, H.shared_pattern()); }},
-      {"cg (block Jacobi)", [&] { return make_linear_solver(LinearSolverType::ConjugateGradient, H.shared_pattern()); }}};
+      {"sparse_cholesky", [&] { return make_linear_solver(lsjit::LinearSolver::SparseCholesky, H.shared_pattern()); }},
+      {"cg (block Jacobi)", [&] { return make_linear_solver(lsjit::LinearSolver::ConjugateGradient, H.shared_pattern()); }}};
   for (int clusters : {0, 16, 64, 256})
     solvers.emplace_back("subgraph_cg, clusters " + std::to_string(clusters),
                          [&, clusters] { return std::make_unique<SubgraphCg>(H.shared_pattern(), clusters); });

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "lsjit/runtime/solver_options.h"
+
 namespace lsjit::cli {
 namespace {
 
@@ -53,6 +55,26 @@ CLI::Validator number_in(double lo, double hi, bool lo_open) {
         const std::optional<double> v = parse_number(text);
         if (!v || (lo_open ? !(*v > lo) : !(*v >= lo)) || !(*v <= hi))
           return "expected " + range + ", not '" + printable(text) + "'";
+        return "";
+      },
+      range);
+}
+
+CLI::Validator solver_option_value(const std::string& field) {
+  const std::string range = option_range(field);
+  const bool integer = option_is_integer(field);
+  return CLI::Validator(
+      [field, range, integer](std::string& text) -> std::string {
+        std::optional<double> v;
+        if (integer) {
+          int64_t n = 0;
+          const bool digits = !text.empty() && (text[0] == '-' || (text[0] >= '0' && text[0] <= '9'));
+          const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+          if (digits && ec == std::errc() && end == text.data() + text.size()) v = static_cast<double>(n);
+        } else {
+          v = parse_number(text);
+        }
+        if (!v || !option_in_range(field, *v)) return "expected " + range + ", not '" + printable(text) + "'";
         return "";
       },
       range);

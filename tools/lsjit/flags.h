@@ -31,6 +31,11 @@ std::optional<double> parse_number(std::string_view text);
 // [lo, hi], or (lo, hi] when lo_open. Its message names the range and the text.
 CLI::Validator number_in(double lo, double hi, bool lo_open = false);
 
+// Accepts a value of the SolverOptions field `field` (its name in lsjit::option_ranges())
+// in the range validate() holds it to: the runtime's one range check, with the text read
+// as integer_in or number_in read it. Its message names that range and the text.
+CLI::Validator solver_option_value(const std::string& field);
+
 using lsjit::printable;  // common/error.h: a flag's value may come from anywhere
 
 // Parses args (everything after the subcommand's name) into app, which must have been set

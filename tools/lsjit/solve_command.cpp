@@ -117,13 +117,22 @@ bool write_outputs(const SolveFlags& f, const SolveResult& r, WriteSolution&& so
   return written;
 }
 
+// The flags given over `defaults`, the runtime's options for the kind of problem, with the
+// output settings of this run.
+SolverOptions options_over(const SolveFlags& f, SolverOptions defaults) {
+  SolverOptions options = f.solver_options(std::move(defaults));
+  options.log = f.options.log;
+  if (f.json) options.verbose = false;
+  return options;
+}
+
 SolveOutcome solve_bal(const SolveFlags& f, io::InputFile&& input, const AnalyzeOptions& analyze_options,
                        std::ostream& err) {
   const std::string name = input.name();
   io::BalProblem bal = io::read_bal(std::move(input));
   BalLeastSquares p = make_bal_problem(bal, f.loss);
   const AnalyzedProblem analyzed = p.problem.analyze(analyze_options);
-  SolveOutcome o{analyzed.solve(p.initial, f.options)};
+  SolveOutcome o{analyzed.solve(p.initial, options_over(f, SolverOptions{}))};
   o.result.summary.record_initialization(f.init, 0);
   o.outputs_written = write_outputs(
       f, o.result,
@@ -142,9 +151,7 @@ SolveOutcome solve_pose_graph(const SolveFlags& f, io::InputFile&& input, const 
   warn_repaired(graph, f, err);
   const double init_s = initialize_poses(graph, f.init);
   PoseGraphProblem p = make_pose_graph_problem(graph, f.loss);
-  SolverOptions options = f.options;
-  if (!f.initial_radius_given) options.initial_trust_region_radius = kPoseGraphInitialTrustRegionRadius;
-  SolveOutcome o{p.problem.analyze(analyze_options).solve(p.initial, options)};
+  SolveOutcome o{p.problem.analyze(analyze_options).solve(p.initial, options_over(f, pose_graph_solver_options()))};
   o.result.summary.record_initialization(f.init, init_s);
   o.result.summary.record_information_repair(std::string(io::information_repair_name(f.repair_information)),
                                              graph.num_repaired_edges());
@@ -217,7 +224,6 @@ int solve_command(const Args& args, std::ostream& out, std::ostream& err) {
       plot_refused = true;
     }
   f.options.log = &out;
-  if (f.json) f.options.verbose = false;
   const SolveOutcome outcome = solve_file(f, std::move(input), err);
   if (f.json) out << outcome.result.summary.json() << "\n";
   else out << outcome.result.summary.report();

@@ -1,15 +1,13 @@
 #include "solve_flags.h"
 
-#include <limits>
+#include <functional>
 #include <optional>
+#include <utility>
 
 #include "flags.h"
 
 namespace lsjit::cli {
 namespace {
-
-constexpr double kHuge = std::numeric_limits<double>::max();
-constexpr int64_t kIntMax = std::numeric_limits<int>::max();
 
 // "cauchy:0.5" -> CauchyLoss(0.5); nullopt if it does not parse.
 std::optional<Loss> parse_loss(const std::string& text) {
@@ -80,90 +78,154 @@ Solves a g2o pose graph or a BAL bundle-adjustment file and prints the solver su
   --json                print the summary as one JSON object instead of the report
 )";
 
-std::variant<SolveFlags, FlagError> parse_solve_flags(const std::vector<std::string>& args) {
-  SolveFlags f;
-  CLI::App app;
-  app.set_help_flag();
-  app.add_flag("--help,-h", f.help);
-  app.add_flag("--json", f.json);
-  app.add_flag("--verbose", f.options.verbose);
-  app.add_option("--format", f.format)->check([](const std::string& s) {
+namespace {
+
+template <class Check>
+CLI::Option* text_option(CLI::App& app, const char* flag, std::string& into, Check check) {
+  return app.add_option(flag, into)->check(check);
+}
+
+// The flags and what they parse into, set up in the order of kSolveUsage's list.
+class SolveFlagParser {
+ public:
+  SolveFlagParser() {
+    app_.set_help_flag();
+    app_.add_flag("--help,-h", f_.help);
+    app_.add_flag("--json", f_.json);
+    remember(app_.add_flag("--verbose", f_.options.verbose), &SolverOptions::verbose);
+    add_file_flags();
+    add_choice_flags();
+    add_solver_flags();
+  }
+  std::variant<SolveFlags, FlagError> parse(const std::vector<std::string>& args);
+
+ private:
+  void add_file_flags();
+  void add_choice_flags();
+  void add_solver_flags();
+  // A flag that sets a field of SolverOptions: checked by the runtime's range for the field
+  // and remembered, so that solver_options() puts it over the problem's defaults when given.
+  void solver_option(const char* flag, const char* field, auto SolverOptions::*member) {
+    remember(app_.add_option(flag, f_.options.*member)->check(solver_option_value(field)), member);
+  }
+  void remember(CLI::Option* o, auto SolverOptions::*member) {
+    solver_flags_.emplace_back(o, [member](const SolverOptions& from, SolverOptions& to) { to.*member = from.*member; });
+  }
+  std::optional<FlagError> take_values(const std::vector<std::string>& positional);
+
+  SolveFlags f_;
+  CLI::App app_;
+  std::string solver_name_, loss_text_, repair_text_, level_text_, precision_text_;
+  std::vector<std::pair<CLI::Option*, SolveFlags::CopyOption>> solver_flags_;
+};
+
+void SolveFlagParser::add_file_flags() {
+  text_option(app_, "--format", f_.format, [](const std::string& s) {
     return s == "g2o" || s == "bal" ? std::string() : "expected g2o or bal, not '" + printable(s) + "'";
   });
-  app.add_option("--out", f.out_file)->check([](const std::string& s) {
+  text_option(app_, "--out", f_.out_file, [](const std::string& s) {
     return s.empty() ? std::string("expected a file name, not ''") : std::string();
   });
-  app.add_option("--plot", f.plot_file)->check([](const std::string& s) {
+  text_option(app_, "--plot", f_.plot_file, [](const std::string& s) {
     return s.empty() ? std::string("expected a file name, not ''") : std::string();
   });
-  app.add_option("--init", f.init)->check([](const std::string& s) {
+  text_option(app_, "--init", f_.init, [](const std::string& s) {
     return s == "file" || s == "chordal" ? std::string() : "expected file or chordal, not '" + printable(s) + "'";
   });
-  std::string solver_name, loss_text, repair_text;
-  app.add_option("--repair-information", repair_text)->check([](const std::string& s) {
+}
+
+void SolveFlagParser::add_choice_flags() {
+  text_option(app_, "--repair-information", repair_text_, [](const std::string& s) {
     return io::information_repair_from_name(s)
                ? std::string()
                : "expected none, block-diagonal or nearest-pd, not '" + printable(s) + "'";
   });
-  app.add_option("--linear-solver", solver_name)->check([](const std::string& s) {
+  text_option(app_, "--linear-solver", solver_name_, [](const std::string& s) {
     return linear_solver_from_name(s) ? std::string()
                                       : "expected auto, sparse_cholesky, dense_cholesky, eigen_sparse_cholesky, cg, "
                                         "subgraph_cg, dense_schur, sparse_schur or iterative_schur, not '" + printable(s) + "'";
   });
-  app.add_option("--loss", loss_text)->check([](const std::string& s) {
+  text_option(app_, "--loss", loss_text_, [](const std::string& s) {
     return parse_loss(s) ? std::string()
                          : "expected NAME:SCALE with NAME huber, soft_l_one, cauchy, arctan or tukey and "
                            "SCALE in [1e-150, 1e150], not '" + printable(s) + "'";
   });
-  app.add_option("--max-iterations", f.options.max_iterations)->check(integer_in(0, kIntMax));
-  app.add_option("--threads", f.options.num_threads)->check(integer_in(0, kMaxThreads));
-  std::string level_text;
-  app.add_option("--cpu-level", level_text)->check([](const std::string& s) {
-    return compiler::cpu_level_from_name(s) ? std::string()
-                                            : "expected host, x86-64, x86-64-v2, x86-64-v3 or x86-64-v4, not '" +
-                                                  printable(s) + "'";
+  text_option(app_, "--cpu-level", level_text_, [](const std::string& s) {
+    return lsjit::cpu_level_from_name(s) ? std::string()
+                                         : "expected host, x86-64, x86-64-v2, x86-64-v3 or x86-64-v4, not '" +
+                                               printable(s) + "'";
   });
-  std::string precision_text;
-  app.add_option("--mixed-precision", precision_text)->check([](const std::string& s) {
+  text_option(app_, "--mixed-precision", precision_text_, [](const std::string& s) {
     return s == "auto" || s == "never" || s == "always"
                ? std::string()
                : "expected auto, never or always, not '" + printable(s) + "'";
   });
-  CLI::Option* radius = app.add_option("--initial-trust-region-radius", f.options.initial_trust_region_radius)
-                            ->check(number_in(0, kHuge, true));
-  app.add_option("--radius-growth", f.options.very_successful_radius_growth)->check(number_in(1, kHuge));
-  app.add_option("--function-tolerance", f.options.function_tolerance)->check(number_in(0, kHuge));
-  app.add_option("--gradient-tolerance", f.options.gradient_tolerance)->check(number_in(0, kHuge));
-  app.add_option("--parameter-tolerance", f.options.parameter_tolerance)->check(number_in(0, kHuge));
+}
 
+void SolveFlagParser::add_solver_flags() {
+  solver_option("--max-iterations", "max_iterations", &SolverOptions::max_iterations);
+  solver_option("--threads", "num_threads", &SolverOptions::num_threads);
+  solver_option("--initial-trust-region-radius", "initial_trust_region_radius",
+                &SolverOptions::initial_trust_region_radius);
+  solver_option("--radius-growth", "very_successful_radius_growth", &SolverOptions::very_successful_radius_growth);
+  solver_option("--function-tolerance", "function_tolerance", &SolverOptions::function_tolerance);
+  solver_option("--gradient-tolerance", "gradient_tolerance", &SolverOptions::gradient_tolerance);
+  solver_option("--parameter-tolerance", "parameter_tolerance", &SolverOptions::parameter_tolerance);
+}
+
+std::variant<SolveFlags, FlagError> SolveFlagParser::parse(const std::vector<std::string>& args) {
   std::vector<std::string> positional;
-  if (std::optional<std::string> error = parse_flags(app, args, positional)) {
+  if (std::optional<std::string> error = parse_flags(app_, args, positional)) {
     const bool unknown = error->rfind("unknown option", 0) == 0;
     return FlagError{*error, unknown};
   }
   // --help checks nothing else, and returns nothing else: options parsed beside it (even
   // ones the cross-field rules below would refuse) do not reach the caller.
-  if (f.help) {
+  if (f_.help) {
     SolveFlags help_only;
     help_only.help = true;
     return help_only;
   }
-  f.initial_radius_given = radius->count() > 0;
-  if (!solver_name.empty()) f.options.linear_solver = *linear_solver_from_name(solver_name);
-  if (!loss_text.empty()) f.loss = *parse_loss(loss_text);
-  if (!level_text.empty()) f.cpu_level = *compiler::cpu_level_from_name(level_text);
-  if (precision_text == "never") f.options.mixed_precision = MixedPrecision::Never;
-  if (precision_text == "always") f.options.mixed_precision = MixedPrecision::Always;
-  if (!repair_text.empty()) f.repair_information = *io::information_repair_from_name(repair_text);
+  if (std::optional<FlagError> error = take_values(positional)) return *error;
+  if (std::string invalid = validate(f_.options); !invalid.empty())  // cross-field rules
+    return FlagError{invalid + "\n"};
+  return std::move(f_);
+}
+
+// The checked texts into their values, the flags given into given_options, and FILE.
+std::optional<FlagError> SolveFlagParser::take_values(const std::vector<std::string>& positional) {
+  for (const auto& [option, copy] : solver_flags_)
+    if (option->count() > 0) f_.given_options.push_back(copy);
+  if (!solver_name_.empty()) {
+    f_.options.linear_solver = *linear_solver_from_name(solver_name_);
+    f_.given_options.push_back([](const SolverOptions& from, SolverOptions& to) { to.linear_solver = from.linear_solver; });
+  }
+  if (!precision_text_.empty())
+    f_.given_options.push_back([](const SolverOptions& from, SolverOptions& to) { to.mixed_precision = from.mixed_precision; });
+  if (!loss_text_.empty()) f_.loss = *parse_loss(loss_text_);
+  if (!level_text_.empty()) f_.cpu_level = *lsjit::cpu_level_from_name(level_text_);
+  if (precision_text_ == "never") f_.options.mixed_precision = MixedPrecision::Never;
+  if (precision_text_ == "always") f_.options.mixed_precision = MixedPrecision::Always;
+  if (!repair_text_.empty()) f_.repair_information = *io::information_repair_from_name(repair_text_);
   if (positional.empty()) return FlagError{"one FILE expected\n", true};
   if (positional.size() > 1)
     return FlagError{"one FILE expected, got '" + printable(positional[0]) + "' and '" + printable(positional[1]) +
                      "'\n"};
   if (positional[0].empty()) return FlagError{"FILE is an empty string: expected a file name\n"};
-  f.file = positional[0];
-  if (std::string invalid = validate(f.options); !invalid.empty())  // cross-field rules
-    return FlagError{invalid + "\n"};
-  return f;
+  f_.file = positional[0];
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::variant<SolveFlags, FlagError> parse_solve_flags(const std::vector<std::string>& args) {
+  SolveFlagParser parser;
+  return parser.parse(args);
+}
+
+SolverOptions SolveFlags::solver_options(SolverOptions defaults) const {
+  for (const CopyOption& copy : given_options) copy(options, defaults);
+  return defaults;
 }
 
 }  // namespace lsjit::cli

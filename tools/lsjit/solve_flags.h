@@ -2,11 +2,12 @@
 // tests and the flag fuzzer (tests/fuzz/fuzz_cli_flags.cpp) can run it alone.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <variant>
 #include <vector>
 
-#include "lsjit/compiler/llvm/codegen.h"
+#include "lsjit/compiler/compile_options.h"
 #include "lsjit/runtime/io/g2o.h"
 #include "lsjit/runtime/loss.h"
 #include "lsjit/runtime/solver_options.h"
@@ -26,12 +27,15 @@ struct SolveFlags {
   // Cholesky factor (io::InformationRepair; default none: such a file is an error).
   io::InformationRepair repair_information = io::InformationRepair::None;
   Loss loss = TrivialLoss();
-  SolverOptions options;    // log is left null: the caller points it at its stream
-  // Whether --initial-trust-region-radius was given: if not, a pose graph is solved with
-  // kPoseGraphInitialTrustRegionRadius (pose_graph_problem.h) instead of options' 1e4.
-  bool initial_radius_given = false;
+  // The solver flags over SolverOptions' defaults (log is left null). A solve takes
+  // solver_options(defaults) instead: the flags given, over the defaults the runtime has for
+  // the problem (pose_graph_solver_options() for a g2o file), so that the CLI only parses.
+  SolverOptions options;
+  using CopyOption = std::function<void(const SolverOptions& from, SolverOptions& to)>;
+  std::vector<CopyOption> given_options;  // one per solver flag given, copying its field
+  SolverOptions solver_options(SolverOptions defaults) const;
   bool json = false;
-  compiler::CpuLevel cpu_level = compiler::CpuLevel::Host;  // --cpu-level: kernels' instruction set
+  lsjit::CpuLevel cpu_level = lsjit::CpuLevel::Host;  // --cpu-level: kernels' instruction set
 };
 
 // A usage error: the message (one or more lines, each ending in '\n') to print after
