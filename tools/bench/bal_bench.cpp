@@ -1,5 +1,6 @@
 // Bundle-adjustment benchmark (issue 5): lsjit vs Ceres 2.1 on BAL problems, one thread each,
-// the same residual (DESIGN.md's Snavely camera; Ceres' bundle_adjuster functor).
+// the same residual (the Snavely camera of docs/architecture.md, "Conventions"; Ceres'
+// bundle_adjuster functor).
 //
 //   lsjit_bench_bal [--repeats N] [--scale-repeats N] [--data DIR] [--max-observations N]
 //                   [--ceres-max-observations N] [--iterative-tolerance T]
@@ -108,16 +109,9 @@ std::string tolerance_text(const LsjitConfig& c) {
   return c.solver == "iterative_schur" ? " (tol " + fmt("%g", c.tolerance) + ")" : "";
 }
 
-void print_ladybug(const std::vector<LsjitConfig>& lsjit, const std::vector<CeresConfig>& ceres,
-                   const Record& kernel, double target, int repeats) {
-  auto ms = [](double s) { return 1e3 * s; };
-  double best_ceres = 1e300;
-  std::string best_name = "none reached the target";
-  for (const CeresConfig& c : ceres)
-    if (med(c.runs, "target_iteration") >= 0 && med(c.runs, "total_s") < best_ceres)
-      best_ceres = med(c.runs, "total_s"), best_name = c.solver;
+double ms(double s) { return 1e3 * s; }
 
-  std::printf("\nmedians of %d repeats, one thread each; times in ms; cost ½Σ‖r‖²; target %.10g\n", repeats, target);
+void print_ceres_iterations(const std::vector<CeresConfig>& ceres) {
   std::printf("\n### Ceres, 20 iterations\n\n| Ceres solver | iterations (accepted) | CG iterations | final cost | "
               "vs %.3f | first iteration <= target | time to it | total | points eliminated | 2,3,9 Schur kernels |\n"
               "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n", kReferenceCost);
@@ -130,7 +124,12 @@ void print_ladybug(const std::vector<LsjitConfig>& lsjit, const std::vector<Cere
                 ti < 0 ? "-" : fmt("%.1f", ms(med(r, "target_s"))).c_str(), ms(med(r, "total_s")),
                 med(r, "eliminated_blocks"), med(r, "schur_2_3_9") ? "yes" : "no");
   }
+}
 
+// `best_ceres`: the total seconds of the fastest Ceres configuration that reached the target,
+// `best_name` its name.
+void print_lsjit_to_target(const std::vector<LsjitConfig>& lsjit, double best_ceres,
+                           const std::string& best_name) {
   std::printf("\n### lsjit, stopped at the target\n\n| lsjit solver | iterations to target (accepted) | CG iterations | "
               "final cost | total cold | total warm | %s (fastest Ceres) / lsjit cold | / lsjit warm |\n"
               "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n", best_name.c_str());
@@ -143,7 +142,9 @@ void print_ladybug(const std::vector<LsjitConfig>& lsjit, const std::vector<Cere
                 ms(med(c.cold, "total_s")), ms(med(w, "total_s")), best_ceres / med(c.cold, "total_s"),
                 best_ceres / med(w, "total_s"));
   }
+}
 
+void print_time_splits(const std::vector<LsjitConfig>& lsjit, const std::vector<CeresConfig>& ceres) {
   std::printf("\n### lsjit time split, warm (ms)\n\n| lsjit solver | build problem | trace | compile (disk load) | "
               "analyze (all) | residual | jacobian (NE kernel + assembly) | solve set-up | linear solver (Schur) | "
               "minimizer other | total |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
@@ -167,7 +168,11 @@ void print_ladybug(const std::vector<LsjitConfig>& lsjit, const std::vector<Cere
                 ms(med(r, "preprocessor_s")), ms(med(r, "residual_s")), ms(med(r, "jacobian_s")),
                 ms(med(r, "linear_solver_s")), ms(other), ms(med(r, "total_s")));
   }
+}
 
+// `kernel`: the measurements of lsjit_bench_bal --child kernel.
+void print_per_evaluation(const std::vector<LsjitConfig>& lsjit, const std::vector<CeresConfig>& ceres,
+                          const Record& kernel) {
   const double kernel_ms = ms(kernel.at("normal_kernel_s")), residual_kernel_ms = ms(kernel.at("residual_kernel_s"));
   std::printf("\n### Per evaluation and per linear solve (ms)\n\n"
               "Kernels alone (lsjit_bench_bal --child kernel, %s): normal equations %.2f ms, residual %.2f ms "
@@ -190,7 +195,9 @@ void print_ladybug(const std::vector<LsjitConfig>& lsjit, const std::vector<Cere
                 ms(med(r, "jacobian_s")) / evals, med(r, "linear_solves"),
                 ms(med(r, "linear_solver_s")) / med(r, "linear_solves"));
   }
+}
 
+void print_peak_memory(const std::vector<LsjitConfig>& lsjit, const std::vector<CeresConfig>& ceres) {
   std::printf("\n### Peak memory (VmHWM of each solver's process, MB)\n\n| solver | process + data | peak | above data |\n"
               "| --- | ---: | ---: | ---: |\n");
   for (const LsjitConfig& c : lsjit)
@@ -201,6 +208,22 @@ void print_ladybug(const std::vector<LsjitConfig>& lsjit, const std::vector<Cere
   for (const CeresConfig& c : ceres)
     std::printf("| Ceres %s | %.1f | %.1f | %.1f |\n", c.solver.c_str(), med(c.runs, "rss_data_mb"),
                 med(c.runs, "peak_mb"), med(c.runs, "peak_mb") - med(c.runs, "rss_data_mb"));
+}
+
+void print_ladybug(const std::vector<LsjitConfig>& lsjit, const std::vector<CeresConfig>& ceres,
+                   const Record& kernel, double target, int repeats) {
+  double best_ceres = 1e300;
+  std::string best_name = "none reached the target";
+  for (const CeresConfig& c : ceres)
+    if (med(c.runs, "target_iteration") >= 0 && med(c.runs, "total_s") < best_ceres)
+      best_ceres = med(c.runs, "total_s"), best_name = c.solver;
+
+  std::printf("\nmedians of %d repeats, one thread each; times in ms; cost ½Σ‖r‖²; target %.10g\n", repeats, target);
+  print_ceres_iterations(ceres);
+  print_lsjit_to_target(lsjit, best_ceres, best_name);
+  print_time_splits(lsjit, ceres);
+  print_per_evaluation(lsjit, ceres, kernel);
+  print_peak_memory(lsjit, ceres);
 }
 
 // Returns false when Ceres does not reproduce the reference cost.

@@ -1,5 +1,6 @@
 // End-to-end pose-graph benchmark (issue 4): lsjit vs Ceres 2.1 on g2o files, one thread
-// each, same residuals (DESIGN.md's conventions; Ceres' functors in ceres_pose_graph_costs.h).
+// each, same residuals (docs/architecture.md, "Conventions"; Ceres' functors in
+// ceres_pose_graph_costs.h).
 //
 //   lsjit_bench_pose_graph [--repeats N] [--data DIR] [--files a,b,...]
 //     DIR: ../shared/data by default, files read from DIR/pose_graph/NAME.g2o
@@ -45,11 +46,12 @@
 
 namespace {
 
+using lsjit::Clock;
+using lsjit::seconds_since;
+
 namespace fs = std::filesystem;
-using lsjit::bench::Clock;
 using lsjit::bench::emit;
 using lsjit::bench::Record;
-using lsjit::bench::seconds_since;
 
 // ---- child side: one solve, measurements as "key value" lines on stdout ----
 
@@ -260,6 +262,50 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
+// Solves one graph: a baseline child (read_g2o only), then `repeats` rounds of lsjit cold and
+// warm on a fresh cache directory, and Ceres with the default first trust-region radius and
+// with lsjit's pose-graph one.
+Runs run_graph(const std::string& name, const fs::path& file, int repeats) {
+  Runs runs;
+  runs.baseline = run_child({"--child", "baseline", file.string()});
+  for (int rep = 0; rep < repeats; ++rep) {
+    char tmpl[] = "/tmp/lsjit_pose_graph_bench_XXXXXX";
+    if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+    const fs::path cache_dir = tmpl;
+    // The directory goes however the children end.
+    const std::unique_ptr<const fs::path, void (*)(const fs::path*)> remover(
+        &cache_dir, [](const fs::path* d) { fs::remove_all(*d); });
+    // Alternate which solver goes first, so that neither always runs on a cooler core.
+    if (rep % 2) runs.ceres.push_back(run_child({"--child", "ceres", file.string()}));
+    runs.cold.push_back(run_child({"--child", "lsjit", file.string(), cache_dir.string()}));
+    runs.warm.push_back(run_child({"--child", "lsjit", file.string(), cache_dir.string()}));
+    if (!(rep % 2)) runs.ceres.push_back(run_child({"--child", "ceres", file.string()}));
+    runs.ceres_same.push_back(run_child({"--child", "ceres_pose_graph_radius", file.string()}));
+    if (runs.cold.back().at("compiles") == 0 || runs.warm.back().at("compiles") != 0)
+      throw std::runtime_error(name + ": the cold run did not compile or the warm run did");
+  }
+  return runs;
+}
+
+// Prints one graph's final costs; returns false when Ceres does not reproduce the reference cost.
+bool report_costs(const std::string& name, const Runs& runs) {
+  bool agree = true;
+  const double lf = med(runs.warm, "final_cost"), cf = med(runs.ceres, "final_cost");
+  std::printf("%s: final cost lsjit %.10g (%s), Ceres %.10g (%s), relative difference %.1e", name.c_str(),
+              lf, med(runs.warm, "converged") ? "converged" : "NOT converged", cf,
+              med(runs.ceres, "converged") ? "converged" : "NOT converged", rel(lf, cf));
+  if (const auto ref = kReference.find(name); ref != kReference.end()) {
+    std::printf("; Ceres vs reference %.10g: %.1e", ref->second, rel(cf, ref->second));
+    if (rel(cf, ref->second) > 1e-6) {
+      std::printf(" MISMATCH");
+      agree = false;
+    }
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+  return agree;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -298,37 +344,8 @@ int main(int argc, char** argv) {
         std::printf("skipping %s: %s is missing\n", name.c_str(), file.c_str());
         continue;
       }
-      Runs runs;
-      runs.baseline = run_child({"--child", "baseline", file.string()});
-      for (int rep = 0; rep < repeats; ++rep) {
-        char tmpl[] = "/tmp/lsjit_pose_graph_bench_XXXXXX";
-        if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
-        const fs::path cache_dir = tmpl;
-        // The directory goes however the children end.
-        const std::unique_ptr<const fs::path, void (*)(const fs::path*)> remover(
-            &cache_dir, [](const fs::path* d) { fs::remove_all(*d); });
-        // Alternate which solver goes first, so that neither always runs on a cooler core.
-        if (rep % 2) runs.ceres.push_back(run_child({"--child", "ceres", file.string()}));
-        runs.cold.push_back(run_child({"--child", "lsjit", file.string(), cache_dir.string()}));
-        runs.warm.push_back(run_child({"--child", "lsjit", file.string(), cache_dir.string()}));
-        if (!(rep % 2)) runs.ceres.push_back(run_child({"--child", "ceres", file.string()}));
-        runs.ceres_same.push_back(run_child({"--child", "ceres_pose_graph_radius", file.string()}));
-        if (runs.cold.back().at("compiles") == 0 || runs.warm.back().at("compiles") != 0)
-          throw std::runtime_error(name + ": the cold run did not compile or the warm run did");
-      }
-      const double lf = med(runs.warm, "final_cost"), cf = med(runs.ceres, "final_cost");
-      std::printf("%s: final cost lsjit %.10g (%s), Ceres %.10g (%s), relative difference %.1e", name.c_str(),
-                  lf, med(runs.warm, "converged") ? "converged" : "NOT converged", cf,
-                  med(runs.ceres, "converged") ? "converged" : "NOT converged", rel(lf, cf));
-      if (const auto ref = kReference.find(name); ref != kReference.end()) {
-        std::printf("; Ceres vs reference %.10g: %.1e", ref->second, rel(cf, ref->second));
-        if (rel(cf, ref->second) > 1e-6) {
-          std::printf(" MISMATCH");
-          agree = false;
-        }
-      }
-      std::printf("\n");
-      std::fflush(stdout);
+      Runs runs = run_graph(name, file, repeats);
+      if (!report_costs(name, runs)) agree = false;
       results.emplace_back(name, std::move(runs));
     }
   } catch (const std::exception& e) {

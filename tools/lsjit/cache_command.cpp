@@ -14,6 +14,7 @@
 #include "cache_export.h"
 #include "commands.h"
 #include "lsjit/common/error.h"
+#include "lsjit/common/json.h"
 #include "lsjit/compiler/cache/cache_key.h"
 #include "lsjit/compiler/cache/disk_cache.h"
 #include "lsjit/compiler/cache/recompile_check.h"
@@ -70,33 +71,6 @@ options:
 
 KEY is an entry id (32 hex digits) or a prefix of one that names a single entry.
 )";
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
-
-std::string json_number(double v) {
-  if (!(v == v) || v > 1e300 || v < -1e300) return "null";
-  return compiler::format_double(v);
-}
 
 std::string ms(double s) {
   char buf[32];
@@ -331,68 +305,70 @@ int stats_command(const DiskCache& disk, bool json, std::ostream& out) {
   return 0;
 }
 
-int verify_command(const DiskCache& disk, bool json, bool remove_bad, std::ostream& out) {
-  struct Verdict {
-    std::string id, cost, mode, problem;
-    std::string skipped;  // why the recompile was skipped, if it was
-    bool removed = false;
-    bool data = false;  // a data entry: intact, nothing to recompile
-  };
-  std::vector<Verdict> verdicts;
-  for (const Loaded& l : load_all(disk)) {
-    Verdict v{l.file.id, l.cost(), l.mode(), "", "", false, false};
-    if (!l.ok()) {
-      v.problem = bad_reason(l.result);
-    } else {
-      const compiler::DiskEntry& e = *l.result.entry;
-      try {
-        if (!(compiler::hash_key_parts(e.key.parts) == e.key.hash))
-          throw Error("its id is not the hash of its key parts (" +
-                      compiler::hash_key_parts(e.key.parts).hex() + ")");
-        if (l.data()) {  // no code: the checks above are all there is (its user checks the data)
-          v.data = true;
-          verdicts.push_back(std::move(v));
-          continue;
-        }
-        if (e.symbol != compiler::kernel_symbol(e.key))
-          throw Error("its symbol " + e.symbol + " is not " + compiler::kernel_symbol(e.key));
-        const compiler::RecompileCheck check = compiler::recompile_check(e);
-        if (check.outcome == compiler::RecompileCheck::Outcome::Different)
-          v.problem = "recompiled, its output differs from the stored code's: " + check.detail;
-        else if (check.outcome == compiler::RecompileCheck::Outcome::Skipped)
-          v.skipped = check.detail;
-      } catch (const std::exception& ex) {
-        v.problem = ex.what();
+// One entry's outcome under `lsjit cache verify`.
+struct Verdict {
+  std::string id, cost, mode, problem;
+  std::string skipped;  // why the recompile was skipped, if it was
+  bool removed = false;
+  bool data = false;  // a data entry: intact, nothing to recompile
+};
+
+// Checks one entry (see kCacheUsage's verify) and, with `remove_bad`, deletes it if bad.
+Verdict verify_entry(const Loaded& l, bool remove_bad) {
+  Verdict v{l.file.id, l.cost(), l.mode(), "", "", false, false};
+  if (!l.ok()) {
+    v.problem = bad_reason(l.result);
+  } else {
+    const compiler::DiskEntry& e = *l.result.entry;
+    try {
+      if (!(compiler::hash_key_parts(e.key.parts) == e.key.hash))
+        throw Error("its id is not the hash of its key parts (" +
+                    compiler::hash_key_parts(e.key.parts).hex() + ")");
+      if (l.data()) {  // no code: the checks above are all there is (its user checks the data)
+        v.data = true;
+        return v;
       }
+      if (e.symbol != compiler::kernel_symbol(e.key))
+        throw Error("its symbol " + e.symbol + " is not " + compiler::kernel_symbol(e.key));
+      const compiler::RecompileCheck check = compiler::recompile_check(e);
+      if (check.outcome == compiler::RecompileCheck::Outcome::Different)
+        v.problem = "recompiled, its output differs from the stored code's: " + check.detail;
+      else if (check.outcome == compiler::RecompileCheck::Outcome::Skipped)
+        v.skipped = check.detail;
+    } catch (const std::exception& ex) {
+      v.problem = ex.what();
     }
-    if (!v.problem.empty() && remove_bad) {
-      std::error_code ec;
-      v.removed = fs::remove(l.file.path, ec) && !ec;
-    }
-    verdicts.push_back(std::move(v));
   }
-  const size_t bad = std::count_if(verdicts.begin(), verdicts.end(),
-                                   [](const Verdict& v) { return !v.problem.empty(); });
-  const size_t skipped = std::count_if(verdicts.begin(), verdicts.end(),
-                                       [](const Verdict& v) { return !v.skipped.empty(); });
-  if (json) {
-    out << "{\"directory\": " << json_string(disk.directory().string()) << ", \"entries\": " << verdicts.size()
-        << ", \"bad\": " << bad << ", \"not_recompiled\": " << skipped << ", \"results\": [";
-    for (size_t i = 0; i < verdicts.size(); ++i) {
-      const Verdict& v = verdicts[i];
-      out << (i ? ",\n  " : "\n  ") << "{\"id\": " << json_string(v.id)
-          << ", \"ok\": " << (v.problem.empty() ? "true" : "false")
-          << ", \"recompiled\": " << (v.problem.empty() && v.skipped.empty() && !v.data ? "true" : "false");
-      if (!v.cost.empty()) out << ", \"cost\": " << json_string(v.cost) << ", \"mode\": " << json_string(v.mode);
-      if (v.data) out << ", \"data_entry\": true";
-      if (!v.skipped.empty()) out << ", \"not_recompiled_because\": " << json_string(v.skipped);
-      if (!v.problem.empty())
-        out << ", \"problem\": " << json_string(v.problem) << ", \"removed\": " << (v.removed ? "true" : "false");
-      out << "}";
-    }
-    out << (verdicts.empty() ? "]}\n" : "\n]}\n");
-    return bad ? 1 : 0;
+  if (!v.problem.empty() && remove_bad) {
+    std::error_code ec;
+    v.removed = fs::remove(l.file.path, ec) && !ec;
   }
+  return v;
+}
+
+void verdicts_json(const DiskCache& disk, const std::vector<Verdict>& verdicts, size_t bad,
+                   size_t skipped, std::ostream& out) {
+  out << "{\"directory\": " << json_string(disk.directory().string()) << ", \"entries\": " << verdicts.size()
+      << ", \"bad\": " << bad << ", \"not_recompiled\": " << skipped << ", \"results\": [";
+  for (size_t i = 0; i < verdicts.size(); ++i) {
+    const Verdict& v = verdicts[i];
+    out << (i ? ",\n  " : "\n  ") << "{\"id\": " << json_string(v.id)
+        << ", \"ok\": " << (v.problem.empty() ? "true" : "false")
+        << ", \"recompiled\": " << (v.problem.empty() && v.skipped.empty() && !v.data ? "true" : "false");
+    if (!v.cost.empty())
+      out << ", \"cost\": " << json_string(v.cost) << ", \"mode\": " << json_string(v.mode);
+    if (v.data) out << ", \"data_entry\": true";
+    if (!v.skipped.empty()) out << ", \"not_recompiled_because\": " << json_string(v.skipped);
+    if (!v.problem.empty())
+      out << ", \"problem\": " << json_string(v.problem)
+          << ", \"removed\": " << (v.removed ? "true" : "false");
+    out << "}";
+  }
+  out << (verdicts.empty() ? "]}\n" : "\n]}\n");
+}
+
+void verdicts_text(const std::vector<Verdict>& verdicts, size_t bad, size_t skipped, bool remove_bad,
+                   std::ostream& out) {
   for (const Verdict& v : verdicts) {
     if (!v.problem.empty())
       out << "BAD  " << v.id.substr(0, 12) << "  " << (v.cost.empty() ? "" : v.cost + " " + v.mode + ": ")
@@ -411,6 +387,20 @@ int verify_command(const DiskCache& disk, bool json, bool remove_bad, std::ostre
   if (skipped) out << ", " << skipped << " not recompiled (built for another target or version)";
   if (bad && !remove_bad) out << " (lsjit cache verify --remove-bad deletes them)";
   out << "\n";
+}
+
+int verify_command(const DiskCache& disk, bool json, bool remove_bad, std::ostream& out) {
+  std::vector<Verdict> verdicts;
+  for (const Loaded& l : load_all(disk)) verdicts.push_back(verify_entry(l, remove_bad));
+  const size_t bad = std::count_if(verdicts.begin(), verdicts.end(),
+                                   [](const Verdict& v) { return !v.problem.empty(); });
+  const size_t skipped = std::count_if(verdicts.begin(), verdicts.end(),
+                                       [](const Verdict& v) { return !v.skipped.empty(); });
+  if (json) {
+    verdicts_json(disk, verdicts, bad, skipped, out);
+    return bad ? 1 : 0;
+  }
+  verdicts_text(verdicts, bad, skipped, remove_bad, out);
   return bad ? 1 : 0;
 }
 
@@ -424,20 +414,18 @@ void removal_report(const DiskCache::RemoveResult& r, bool json, std::ostream& o
       << r.kept << " (" << compiler::format_size(r.kept_bytes) << ")\n";
 }
 
-}  // namespace
-
-int cache_command(const Args& args, std::ostream& out, std::ostream& err) {
-  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
-    (args.empty() ? err : out) << kCacheUsage;
-    return args.empty() ? 2 : 0;
-  }
-  const std::string command = args[0];
+// The flags and operands of `lsjit cache <command>`.
+struct CacheArgs {
   std::optional<fs::path> dir;
   std::optional<std::string> max_size;
   bool json = false, remove_bad = false;
   ExportRequest export_request;
   bool export_option = false;
   std::vector<std::string> positional;
+};
+
+// Reads the arguments after the command into `c`; returns 0, or the exit code after a usage error.
+int parse_cache_args(const Args& args, CacheArgs* c, std::ostream& err) {
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](const char* what) -> std::optional<std::string> {
@@ -450,30 +438,36 @@ int cache_command(const Args& args, std::ostream& out, std::ostream& err) {
     if (a == "--dir") {
       const auto v = value("a directory");
       if (!v) return 2;
-      dir = *v;
+      c->dir = *v;
     } else if (a == "--json") {
-      json = true;
+      c->json = true;
     } else if (a == "--max-size") {
-      max_size = value("a size (e.g. 500M)");
-      if (!max_size) return 2;
+      c->max_size = value("a size (e.g. 500M)");
+      if (!c->max_size) return 2;
     } else if (a == "--remove-bad") {
-      remove_bad = true;
+      c->remove_bad = true;
     } else if (a == "--name" || a == "--out" || a == "--from-log") {
       const auto v = value(a == "--name" ? "a name" : a == "--out" ? "a directory" : "a log file");
       if (!v) return 2;
-      if (a == "--name") export_request.name = *v;
-      else if (a == "--out") export_request.out_dir = *v;
-      else export_request.from_log = fs::path(*v);
-      export_option = true;
+      if (a == "--name") c->export_request.name = *v;
+      else if (a == "--out") c->export_request.out_dir = *v;
+      else c->export_request.from_log = fs::path(*v);
+      c->export_option = true;
     } else if (a == "--all") {
-      export_request.all = export_option = true;
+      c->export_request.all = c->export_option = true;
     } else if (!a.empty() && a[0] == '-') {
       err << "lsjit cache: unknown option '" << printable(a) << "'\n";
       return 2;
     } else {
-      positional.push_back(a);
+      c->positional.push_back(a);
     }
   }
+  return 0;
+}
+
+// Checks that `command` exists and takes the operands and options given (export takes the
+// operands as its keys); returns 0, or the exit code after a usage error.
+int check_cache_usage(const std::string& command, CacheArgs* c, std::ostream& err) {
   size_t wanted = 0;
   if (command == "show") wanted = 1;
   else if (command == "diff") wanted = 2;
@@ -483,29 +477,29 @@ int cache_command(const Args& args, std::ostream& out, std::ostream& err) {
     return 2;
   }
   if (command == "export") {
-    export_request.keys = positional;
-  } else if (export_option) {
+    c->export_request.keys = c->positional;
+  } else if (c->export_option) {
     err << "lsjit cache: --name, --out, --from-log and --all are options of export\n";
     return 2;
-  } else if (positional.size() != wanted) {
+  } else if (c->positional.size() != wanted) {
     err << "lsjit cache " << command << ": expected " << wanted << " entr" << (wanted == 1 ? "y" : "ies")
-        << " (id or prefix), got " << positional.size() << "\n";
+        << " (id or prefix), got " << c->positional.size() << "\n";
     return 2;
   }
-  if (max_size && command != "gc") {
+  if (c->max_size && command != "gc") {
     err << "lsjit cache: --max-size is an option of gc\n";
     return 2;
   }
-  if (remove_bad && command != "verify") {
+  if (c->remove_bad && command != "verify") {
     err << "lsjit cache: --remove-bad is an option of verify\n";
     return 2;
   }
-  if (!dir) dir = compiler::default_cache_dir();
-  if (!dir) {
-    err << "lsjit cache: no cache directory: pass --dir or set LSJIT_CACHE_DIR, XDG_CACHE_HOME or HOME\n";
-    return 2;
-  }
-  const DiskCache disk(*dir);
+  return 0;
+}
+
+// Refuses an untrusted directory, then sets g_key to the directory's key; returns 0, or the
+// exit code after a refusal.
+int open_directory(const DiskCache& disk, std::ostream& err) {
   // Nothing is listed, loaded or removed in a directory the cache itself would refuse:
   // a missing, unreadable or untrusted folder is an error, not an empty listing.
   if (const compiler::DirectoryCheck check = disk.check_directory();
@@ -519,28 +513,52 @@ int cache_command(const Args& args, std::ostream& out, std::ostream& err) {
     return 1;
   }
   g_key = key.key ? &*key.key : nullptr;
+  return 0;
+}
 
-  if (command == "list") return list_command(disk, json, out);
-  if (command == "export") return export_command(disk, g_key, export_request, out, err);
-  if (command == "show") return show_command(disk, positional[0], json, out, err);
-  if (command == "diff") return diff_command(disk, positional[0], positional[1], json, out, err);
-  if (command == "stats") return stats_command(disk, json, out);
-  if (command == "verify") return verify_command(disk, json, remove_bad, out);
-  if (command == "gc") {
-    if (!max_size) {
-      err << "lsjit cache gc: --max-size SIZE is required (e.g. --max-size 500M)\n";
-      return 2;
-    }
-    const auto bytes = compiler::parse_size(*max_size);
-    if (!bytes) {
-      err << "lsjit cache gc: cannot read the size '" << printable(*max_size)
-          << "': expected a number of bytes with an optional K, M or G suffix\n";
-      return 2;
-    }
-    removal_report(disk.gc(*bytes), json, out);
-    return 0;
+int gc_command(const DiskCache& disk, const std::optional<std::string>& max_size, bool json,
+               std::ostream& out, std::ostream& err) {
+  if (!max_size) {
+    err << "lsjit cache gc: --max-size SIZE is required (e.g. --max-size 500M)\n";
+    return 2;
   }
-  removal_report(disk.clear(), json, out);  // clear
+  const auto bytes = compiler::parse_size(*max_size);
+  if (!bytes) {
+    err << "lsjit cache gc: cannot read the size '" << printable(*max_size)
+        << "': expected a number of bytes with an optional K, M or G suffix\n";
+    return 2;
+  }
+  removal_report(disk.gc(*bytes), json, out);
+  return 0;
+}
+
+}  // namespace
+
+int cache_command(const Args& args, std::ostream& out, std::ostream& err) {
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    (args.empty() ? err : out) << kCacheUsage;
+    return args.empty() ? 2 : 0;
+  }
+  const std::string command = args[0];
+  CacheArgs c;
+  if (const int status = parse_cache_args(args, &c, err)) return status;
+  if (const int status = check_cache_usage(command, &c, err)) return status;
+  if (!c.dir) c.dir = compiler::default_cache_dir();
+  if (!c.dir) {
+    err << "lsjit cache: no cache directory: pass --dir or set LSJIT_CACHE_DIR, XDG_CACHE_HOME or HOME\n";
+    return 2;
+  }
+  const DiskCache disk(*c.dir);
+  if (const int status = open_directory(disk, err)) return status;
+
+  if (command == "list") return list_command(disk, c.json, out);
+  if (command == "export") return export_command(disk, g_key, c.export_request, out, err);
+  if (command == "show") return show_command(disk, c.positional[0], c.json, out, err);
+  if (command == "diff") return diff_command(disk, c.positional[0], c.positional[1], c.json, out, err);
+  if (command == "stats") return stats_command(disk, c.json, out);
+  if (command == "verify") return verify_command(disk, c.json, c.remove_bad, out);
+  if (command == "gc") return gc_command(disk, c.max_size, c.json, out, err);
+  removal_report(disk.clear(), c.json, out);  // clear
   return 0;
 }
 

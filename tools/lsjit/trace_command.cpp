@@ -60,32 +60,35 @@ std::string kernel_symbol_part(const std::string& name) {
   return out;
 }
 
-}  // namespace
-
-int trace_command(const Args& args, std::ostream& out, std::ostream& err) {
+// The flags and operand of `lsjit trace`.
+struct TraceArgs {
   std::string source, stage, mode_text = "residual_jacobian";
   compiler::CompileOptions options;
   bool list = false, op_counts = false;
+};
+
+// Reads the arguments into `a`; returns 0, or the exit code after a usage error.
+int parse_trace_args(const Args& args, TraceArgs* a, std::ostream& err) {
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--list") {
-      list = true;
+      a->list = true;
     } else if (args[i] == "--op-counts") {
-      op_counts = true;
+      a->op_counts = true;
     } else if (args[i] == "--stage") {
       if (i + 1 >= args.size()) {
         err << "lsjit trace: --stage needs a value: traced, simplified or jacobian\n";
         return 2;
       }
-      stage = args[++i];
+      a->stage = args[++i];
     } else if (args[i] == "--mode") {
       if (i + 1 >= args.size()) {
         err << "lsjit trace: --mode needs a value: residual, residual_jacobian or "
                "normal_equations\n";
         return 2;
       }
-      mode_text = args[++i];
+      a->mode_text = args[++i];
     } else if (args[i] == "--vector-width") {
-      if (i + 1 >= args.size() || !parse_width(args[i + 1], &options.vector_width)) {
+      if (i + 1 >= args.size() || !parse_width(args[i + 1], &a->options.vector_width)) {
         err << "lsjit trace: --vector-width needs 0 (host best), 1, 2, 4 or 8\n";
         return 2;
       }
@@ -93,51 +96,40 @@ int trace_command(const Args& args, std::ostream& out, std::ostream& err) {
     } else if (!args[i].empty() && args[i][0] == '-') {
       err << "lsjit trace: unknown option '" << printable(args[i]) << "'\n";
       return 2;
-    } else if (source.empty()) {
-      source = args[i];
+    } else if (a->source.empty()) {
+      a->source = args[i];
     } else {
       err << "lsjit trace: unexpected argument '" << printable(args[i]) << "'\n";
       return 2;
     }
   }
-  if (list) {
-    for (const BuiltinCost& c : builtin_costs())
-      out << std::left << std::setw(22) << c.name << c.description << "\n";
-    return 0;
-  }
-  if (op_counts) {
-    print_op_counts(out);
-    return 0;
-  }
-  if (source.empty()) {
-    err << "lsjit trace: name a built-in cost (lsjit trace --list shows them) or an IR file\n";
-    return 2;
-  }
-  const std::optional<compiler::KernelMode> mode = compiler::mode_from_name(mode_text);
-  if (!mode) {
-    err << "lsjit trace: unknown mode '" << printable(mode_text)
-        << "': expected residual, residual_jacobian or normal_equations\n";
-    return 2;
-  }
-  std::optional<ir::Stage> wanted;
-  std::optional<compiler::TextStage> machine;
-  if (stage == "llvm") machine = compiler::TextStage::Llvm;
-  else if (stage == "optimized") machine = compiler::TextStage::Optimized;
-  else if (stage == "asm") machine = compiler::TextStage::Asm;
+  return 0;
+}
+
+// Splits --stage into an IR stage (`wanted`) or a machine-text stage (`machine`); returns 0,
+// or the exit code after an unknown stage.
+int parse_stage(const std::string& stage, std::optional<ir::Stage>* wanted,
+                std::optional<compiler::TextStage>* machine, std::ostream& err) {
+  if (stage == "llvm") *machine = compiler::TextStage::Llvm;
+  else if (stage == "optimized") *machine = compiler::TextStage::Optimized;
+  else if (stage == "asm") *machine = compiler::TextStage::Asm;
   else if (!stage.empty()) {
-    wanted = ir::stage_from_name(stage);
-    if (!wanted) {
+    *wanted = ir::stage_from_name(stage);
+    if (!*wanted) {
       err << "lsjit trace: unknown stage '" << printable(stage)
           << "': expected traced, simplified, jacobian, normal_equations, llvm, optimized or "
              "asm\n";
       return 2;
     }
   }
+  return 0;
+}
 
-  // A built-in cost by name, else an IR text file (e.g. a dumped trace).
-  ir::Trace trace;
+// A built-in cost by name, else an IR text file (e.g. a dumped trace), into `trace`; returns 0,
+// or the exit code after an error.
+int load_trace(const std::string& source, ir::Trace* trace, std::ostream& err) {
   if (const BuiltinCost* cost = find_builtin_cost(source)) {
-    trace = cost->trace();
+    *trace = cost->trace();
   } else if (std::filesystem::is_regular_file(source)) {
     // Read only up to a bound: the largest trace lsjit dumps is a few MB, and a file's size
     // must not decide how much this process allocates.
@@ -155,13 +147,21 @@ int trace_command(const Args& args, std::ostream& out, std::ostream& err) {
       err << "lsjit trace: cannot read '" << printable(source) << "'\n";
       return 1;
     }
-    trace = ir::parse(text.str(), source);  // lsjit::Error names file, line and column
+    *trace = ir::parse(text.str(), source);  // lsjit::Error names file, line and column
   } else {
     err << "lsjit trace: '" << printable(source)
         << "' is neither a built-in cost (lsjit trace --list shows them) nor an IR file\n";
     return 2;
   }
+  return 0;
+}
 
+// Prints `trace` at the IR stage asked for (by default its own, or jacobian for a traced
+// one), or the machine text of its kernel in `mode`; returns the exit code.
+int print_stage(const ir::Trace& trace, const TraceArgs& a, compiler::KernelMode mode,
+                const std::optional<ir::Stage>& wanted,
+                const std::optional<compiler::TextStage>& machine, std::ostream& out,
+                std::ostream& err) {
   const ir::Stage target = machine ? ir::Stage::Traced
                                    : wanted.value_or(trace.stage == ir::Stage::Traced
                                                          ? ir::Stage::Jacobian
@@ -171,22 +171,54 @@ int trace_command(const Args& args, std::ostream& out, std::ostream& err) {
     return 0;
   }
   if (trace.stage != ir::Stage::Traced) {
-    err << "lsjit trace: '" << printable(source) << "' is at stage " << ir::stage_name(trace.stage)
+    err << "lsjit trace: '" << printable(a.source) << "' is at stage " << ir::stage_name(trace.stage)
         << "; only a traced stage can be turned into "
-        << (machine ? stage : std::string(ir::stage_name(target))) << "\n";
+        << (machine ? a.stage : std::string(ir::stage_name(target))) << "\n";
     return 1;
   }
   if (machine) {
-    const ir::Trace graph = compiler::graph_for_mode(trace, *mode);
-    const compiler::KernelLayout layout = compiler::make_layout(graph.signature, *mode);
-    out << compiler::kernel_text(graph, layout, options,
+    const ir::Trace graph = compiler::graph_for_mode(trace, mode);
+    const compiler::KernelLayout layout = compiler::make_layout(graph.signature, mode);
+    out << compiler::kernel_text(graph, layout, a.options,
                                  "lsjit_" + kernel_symbol_part(trace.signature.name) + "_" +
-                                     std::string(compiler::mode_name(*mode)),
+                                     std::string(compiler::mode_name(mode)),
                                  *machine);
     return 0;
   }
   out << ir::print(compiler::graph_for_mode(trace, mode_of_stage(target)));
   return 0;
+}
+
+}  // namespace
+
+int trace_command(const Args& args, std::ostream& out, std::ostream& err) {
+  TraceArgs a;
+  if (const int status = parse_trace_args(args, &a, err)) return status;
+  if (a.list) {
+    for (const BuiltinCost& c : builtin_costs())
+      out << std::left << std::setw(22) << c.name << c.description << "\n";
+    return 0;
+  }
+  if (a.op_counts) {
+    print_op_counts(out);
+    return 0;
+  }
+  if (a.source.empty()) {
+    err << "lsjit trace: name a built-in cost (lsjit trace --list shows them) or an IR file\n";
+    return 2;
+  }
+  const std::optional<compiler::KernelMode> mode = compiler::mode_from_name(a.mode_text);
+  if (!mode) {
+    err << "lsjit trace: unknown mode '" << printable(a.mode_text)
+        << "': expected residual, residual_jacobian or normal_equations\n";
+    return 2;
+  }
+  std::optional<ir::Stage> wanted;
+  std::optional<compiler::TextStage> machine;
+  if (const int status = parse_stage(a.stage, &wanted, &machine, err)) return status;
+  ir::Trace trace;
+  if (const int status = load_trace(a.source, &trace, err)) return status;
+  return print_stage(trace, a, *mode, wanted, machine, out, err);
 }
 
 }  // namespace lsjit::cli
