@@ -140,6 +140,12 @@ inline KernelCache::Backend fake_backend(std::shared_ptr<FakeCounters> counters)
   return b;
 }
 
+inline KernelCache::Options memory_only() {
+  KernelCache::Options o;
+  o.use_disk = false;
+  return o;
+}
+
 struct FakeCache {
   std::shared_ptr<FakeCounters> counters = std::make_shared<FakeCounters>();
   std::ostringstream log;
