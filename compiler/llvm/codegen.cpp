@@ -42,7 +42,8 @@
 // Compile time is what shapes the code (se3_between's normal equations are ~2200 ops): the
 // emission order keeps few values live, the body is cut into blocks of ~128 nodes, there is
 // one body rather than a vector body and a scalar tail, no IR pass runs and code generation
-// is at CodeGenOptLevel::Less. Measurements are at optimize() below.
+// is at CodeGenOptLevel::Less. Why no IR pass: optimize() below, and docs/compiler.md,
+// "Why no LLVM IR passes", for the measurements.
 #include "lsjit/common/cpu.h"
 #include "lsjit/compiler/kernel_numerics.h"
 #include "lsjit/compiler/llvm/codegen.h"
@@ -147,7 +148,7 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine() {
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(h.triple, error);
   if (!target) fail("no LLVM target for " + h.triple + ": " + error);
   llvm::TargetOptions options;  // no unsafe FP math, no contraction (fma nodes are explicit)
-  // CodeGenOptLevel::Less: see the measurements at optimize().
+  // CodeGenOptLevel::Less: see optimize().
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
       h.triple, h.cpu, h.codegen_features, options, llvm::Reloc::PIC_, llvm::CodeModel::Small,
       llvm::CodeGenOptLevel::Less, /*JIT=*/false));
@@ -1167,7 +1168,7 @@ void verify(const llvm::Module& module) {
 // also merge the blocks lowering cuts the body into, which is where most of their cost
 // shows up.) Code generation runs at CodeGenOptLevel::Less: against Default it skips the
 // post-RA scheduler, which costs compile time and changes no kernel's speed measurably.
-// docs/benchmarks-history.md, "Compile time", has the measurements.
+// docs/compiler.md, "Why no LLVM IR passes", has the measurements.
 //
 // So the optimization stage only cuts the bodies into blocks (kChunkInstructions), which
 // the lowering leaves as one block each so that the unoptimized IR reads as straight-line

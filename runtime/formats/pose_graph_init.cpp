@@ -114,9 +114,9 @@ struct LinearSystem {
   std::unique_ptr<linear::LinearSolver> solver;
 };
 
-// AMD, not the automatic choice between AMD and METIS that LM's SparseCholesky makes: these
-// systems are factored D + 1 times only, and on the common pose graphs METIS' analysis
-// takes longer than its fewer flops save.
+// The systems of the chordal initialization, factored D + 1 times each. Their ordering is
+// Automatic, as LM's SparseCholesky's: AMD, with METIS tried only where AMD's factor is
+// large enough for nested dissection's fewer flops to repay its analysis.
 template <int D>
 LinearSystem make_linear_system(Anchoring anchoring, const std::vector<IndexedGraph::Edge>& edges) {
   std::vector<std::pair<int, int>> pairs;
