@@ -47,7 +47,9 @@ class AnalyzedProblem {
   // With no free variables (a problem without costs, or whose variables are all
   // constant) there is nothing to solve: the cost is evaluated and checked as above, and
   // the result is the initial values with termination GradientTolerance and the message
-  // "no free variables", as Ceres reports convergence for a problem without parameters.
+  // "no free variables", as Ceres reports convergence for a problem without parameters;
+  // with constraints, that holds when they are satisfied, and a violated one is a Failure
+  // that says the problem is infeasible as given (nothing can move to satisfy it).
   SolveResult solve(const Values& initial, const SolverOptions& options = {}) const;
 
   // ½Σ‖r‖² of the least-squares costs at `values` (constraints are not costs: they do not

@@ -105,6 +105,13 @@ void augmented_lagrangian(const ProblemLayout& layout, Evaluator& evaluator,
                         ") and the last inner solve converged: " + inner.message;
       return;
     }
+    if (layout.tangent_dim == 0) {  // violated, and nothing can move: no outer loop helps
+      summary.termination = Termination::Failure;
+      summary.message = "the constraints are violated (violation " + significant(violation) +
+                        ") and no variable is free to move: infeasible as given (hold fewer "
+                        "variables constant)";
+      return;
+    }
     if (inner.termination == Termination::TimeLimit) {  // the whole solve's budget is spent
       summary.termination = Termination::TimeLimit;
       summary.message = "time limit reached in outer iteration " + std::to_string(outer) + " (constraint violation " +

@@ -244,3 +244,25 @@ TEST_CASE("multipliers and penalties are runtime data: new bounds and solves nev
   CHECK(r.values.get(ScalarVar(3)) == doctest::Approx(0.5).epsilon(1e-9));
   CHECK(cache.stats().compiles == compiles);
 }
+
+TEST_CASE("constraints with nothing free: satisfied converges at once, violated is infeasible") {
+  for (const double x : {1.0, 2.0}) {  // on the circle, then off it
+    CAPTURE(x);
+    Problem p = circle_problem();
+    p.set_constant(VecVar<2>(0));
+    Values v;
+    v.set(VecVar<2>(0), Eigen::Vector2d(x, 0.0));
+    const SolveSummary s = p.analyze(lsjit::testing::analyze_with()).solve(v, tight_constrained()).summary;
+    CAPTURE(s.message);
+    CHECK(s.outer_iterations.size() == 1);  // not 50 outer iterations of nothing
+    if (x == 1.0) {
+      CHECK(s.termination == Termination::GradientTolerance);
+      CHECK(s.message.find("no free variables") != std::string::npos);
+      CHECK(s.constraint_violation == 0);
+    } else {
+      CHECK(s.termination == Termination::Failure);
+      CHECK(s.message.find("infeasible") != std::string::npos);
+      CHECK(s.constraint_violation == doctest::Approx(3.0));  // |(2, 0)|² - 1
+    }
+  }
+}
