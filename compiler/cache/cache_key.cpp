@@ -211,6 +211,31 @@ GraphDifference compare_graphs(const ir::Graph& before, const ir::Graph& after) 
   return d;
 }
 
+std::string recompile_cause(const CacheKey& before, const CacheKey& after, const ir::Trace* traced_before,
+                            const ir::Trace* traced_after) {
+  std::string other_parts;
+  bool hash_differs = false, signature_differs = false;
+  for (const PartDifference& p : diff_keys(before, after)) {
+    if (p.part == "structural_hash") hash_differs = true;
+    else if (p.part == "kind" || p.part == "vars" || p.part == "data" || p.part == "residuals") signature_differs = true;
+    else other_parts += (other_parts.empty() ? "" : ", ") + p.part;
+  }
+  if (signature_differs)
+    return "its signature (variable types, data shapes, residual dimension or kind) differs between the adds "
+           "that share its name";
+  if (!hash_differs)
+    return "its compile options or target differ (" + (other_parts.empty() ? std::string("no part") : other_parts) + ")";
+  if (traced_before && traced_after) {
+    const GraphDifference g = compare_graphs(traced_before->graph, traced_after->graph);
+    if (g.kind == GraphDifference::Kind::Constants)
+      return "a value captured by the cost changes between instances; pass it as data";
+    if (g.kind == GraphDifference::Kind::OpGraph)
+      return "its op graph differs between the adds (different code under one name, or a branch on a captured "
+             "value)";
+  }
+  return "the op graph or a captured value differs; a value that varies between instances belongs in data";
+}
+
 std::string explain_key_difference(const CacheKey& before, const CacheKey& after,
                                    const ir::Trace* traced_before, const ir::Trace* traced_after,
                                    std::string_view prefix) {

@@ -109,6 +109,13 @@ struct GraphDifference {
 // pattern) -> Constants, naming each; anything else that differs -> OpGraph.
 GraphDifference compare_graphs(const ir::Graph& before, const ir::Graph& after);
 
+// Why a cost needed the kernel of `after` where it had `before`, in a few words for the
+// recompile-limit warning: the compile options or target, the signature, a captured
+// constant (with the advice to pass it as data) or the op graph (code that differs between
+// the adds, or a branch on a captured value). The traced graphs may be null.
+std::string recompile_cause(const CacheKey& before, const CacheKey& after, const ir::Trace* traced_before,
+                            const ir::Trace* traced_after);
+
 // A readable explanation of why `after` missed where `before` was cached, one line per
 // item, each line starting with `prefix`: the parts that differ, and when only the
 // structural hash differs, whether a captured constant (named, with both values) or the

@@ -243,10 +243,11 @@ KernelCache::MissNotes KernelCache::record_miss(const ir::Trace& traced, KernelM
     const uint32_t n = ++recompiles_[name];
     if (n > options_.recompile_limit && !limit_warned_.count(name)) {
       limit_warned_.insert(name);
+      const std::string cause = previous ? recompile_cause(previous->key, key, previous->traced.get(), &traced)
+                                         : std::string("no earlier key to compare");
       notes.limit_warning = "cost '" + name + "' has been recompiled " + std::to_string(n) +
-                            " times, more than the limit of " + std::to_string(options_.recompile_limit) +
-                            ": a value captured by the cost probably changes between instances; pass "
-                            "it as data (LSJIT_EXPLAIN_CACHE_MISSES=1 shows what differs)";
+                            " times, more than the limit of " + std::to_string(options_.recompile_limit) + ": " +
+                            cause + " (LSJIT_EXPLAIN_CACHE_MISSES=1 shows what differs)";
     }
   }
   if (!known) keys.push_back(key.hash);

@@ -261,6 +261,28 @@ TEST_CASE("kernel cache: recompiles are counted per cost and mode - the limit wa
   CHECK(c->stats().entries == 0);
 }
 
+TEST_CASE("kernel cache: the recompile warning names the cause, not always a captured value") {
+  TempDir dir("recompile_causes");
+  KernelCache::Options o;
+  o.recompile_limit = 1;
+  o.use_disk = false;
+  FakeCache c(dir.path, o);
+  for (uint32_t rows : {3u, 4u, 5u}) c->get(trace_two_vars("shapes", rows), KernelMode::Residual);
+  for (uint32_t width : {2u, 4u, 8u}) {
+    CompileOptions options;
+    options.vector_width = width;
+    c->get(trace_scaled(1.0, "widths"), KernelMode::Residual, options);
+  }
+  const std::string log = c.log.str();
+  CAPTURE(log);
+  CHECK(count_lines(log, "recompiled") == 2);
+  CHECK(log.find("cost 'shapes' has been recompiled 2 times, more than the limit of 1: its signature") !=
+        std::string::npos);
+  CHECK(log.find("cost 'widths' has been recompiled 2 times, more than the limit of 1: its compile options or "
+                 "target differ (options, vector_width)") != std::string::npos);
+  CHECK(log.find("captured") == std::string::npos);
+}
+
 TEST_CASE("kernel cache: fail on recompile throws lsjit::Error naming the constant") {
   TempDir dir("fail_recompile");
   FakeCache c(dir.path);
