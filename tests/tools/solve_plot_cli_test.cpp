@@ -76,6 +76,18 @@ TEST_CASE("lsjit solve --plot: usage errors exit with 2, an unwritable file with
                             ": cannot write: No such file or directory; solving without the plot") !=
         std::string::npos);
   CHECK(unwritable.out.find("Solver Summary") != std::string::npos);
+  // The plot is SVG: another extension is refused before anything is read or written.
+  const Run png = run("solve " + graph.string() + " --plot " + (dir / "out.png").string());
+  CHECK(png.exit_code == 2);
+  CHECK(png.out.find("--plot: the plot is SVG: expected a file name ending in .svg, not '") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "out.png"));
+  CHECK(run("solve " + graph.string() + " --plot " + (dir / "upper.SVG").string()).exit_code == 0);
+}
+
+TEST_CASE("lsjit --help lists solve's --plot and --init") {
+  const Run help = run("--help");
+  CHECK(help.out.find("[--plot FILE.svg]") != std::string::npos);
+  CHECK(help.out.find("[--init file|chordal]") != std::string::npos);
 }
 
 // Issue 19, item 2: a BAL file's --plot solves and draws what fits bundle adjustment:

@@ -16,7 +16,8 @@ namespace {
 constexpr const char* kUsage = R"(usage: lsjit <command> [options]
 
 commands:
-  solve FILE [--out FILE] [--linear-solver NAME] [--max-iterations N] [--threads N]
+  solve FILE [--out FILE] [--plot FILE.svg] [--init file|chordal] [--linear-solver NAME]
+             [--max-iterations N] [--threads N] [--loss NAME:SCALE]
              [--repair-information MODE] [--verbose] [--json]
                       solve a g2o pose graph or a BAL bundle adjustment problem
                       (lsjit solve --help)

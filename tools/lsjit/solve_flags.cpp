@@ -1,5 +1,6 @@
 #include "solve_flags.h"
 
+#include <cctype>
 #include <functional>
 #include <optional>
 #include <utility>
@@ -127,7 +128,16 @@ void SolveFlagParser::add_file_flags() {
     return s.empty() ? std::string("expected a file name, not ''") : std::string();
   });
   text_option(app_, "--plot", f_.plot_file, [](const std::string& s) {
-    return s.empty() ? std::string("expected a file name, not ''") : std::string();
+    if (s.empty()) return std::string("expected a file name, not ''");
+    // The plot is SVG text: under the name of another image format it would be a file its
+    // viewers cannot open. Names without such an ending (devices, pipes) are taken.
+    const size_t dot = s.find_last_of("./");
+    std::string ending = dot == std::string::npos || s[dot] == '/' ? std::string() : s.substr(dot + 1);
+    for (char& ch : ending) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    for (const char* image : {"png", "jpg", "jpeg", "gif", "bmp", "tif", "tiff", "webp", "pdf", "eps", "ps"})
+      if (ending == image)
+        return "the plot is SVG: expected a file name ending in .svg, not '" + printable(s) + "'";
+    return std::string();
   });
   text_option(app_, "--init", f_.init, [](const std::string& s) {
     return s == "file" || s == "chordal" ? std::string() : "expected file or chordal, not '" + printable(s) + "'";
