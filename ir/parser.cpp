@@ -68,11 +68,11 @@ std::optional<TypeSizes> known_type_sizes(std::string_view type) {
       {"Scalar", {1, 1}}, {"SO2", {2, 1}}, {"SE2", {4, 3}}, {"SO3", {4, 3}}, {"SE3", {7, 6}}};
   for (const auto& [name, sizes] : kKnown)
     if (type == name) return sizes;
-  // VecN, N = 1..12 (VecVar<N>); "Vec0" and "Vec01" are not names VecVar prints.
+  // VecN, N = 1..32 (VecVar<N>); "Vec0" and "Vec01" are not names VecVar prints.
   if (type.size() > 3 && type.starts_with("Vec") && type[3] != '0') {
     uint32_t n = 0;
     const auto [end, ec] = std::from_chars(type.data() + 3, type.data() + type.size(), n);
-    if (ec == std::errc() && end == type.data() + type.size() && n >= 1 && n <= 12)
+    if (ec == std::errc() && end == type.data() + type.size() && n >= 1 && n <= 32)
       return TypeSizes{n, n};
   }
   return std::nullopt;

@@ -66,8 +66,9 @@ struct AnalyzeOptions {
   compiler::KernelCache* cache = nullptr;
   // Which variable type the Schur solvers (LinearSolver::DenseSchur, SparseSchur,
   // IterativeSchur) eliminate: "auto" picks, as jaxls' schur_elimination="auto" does, the
-  // eliminable type with the most free variables; a type name ("Vec3", "SE3", ...) names
-  // one; "none" eliminates nothing (the Schur solvers then fail). A type is eliminable
+  // eliminable type with the most free variables; a type name ("Vec3", "SE3", or a Kind's
+  // such as "landmark") names one; "none" eliminates nothing (the Schur solvers then fail).
+  // A type is eliminable
   // when no cost has two variable slots of it, so that no block of H couples two of its
   // variables (BAL's points). The choice orders the linear system (eliminated variables
   // last); it never changes a kernel.

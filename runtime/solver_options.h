@@ -317,6 +317,16 @@ struct SolveSummary {
   size_t variables = 0;            // referenced variables
   size_t constant_variables = 0;
   size_t tangent_dim = 0;          // of the free variables
+  // The same per variable type, in the solver's order: its name ("SE3", or a Kind's such as
+  // "landmark"), its tangent size, the variables of it that costs use, how many of those
+  // are held constant, and whether the Schur solvers eliminate it.
+  struct VariableTypeCount {
+    std::string name;
+    int tangent = 0;
+    size_t variables = 0, constant = 0;
+    bool eliminated = false;
+  };
+  std::vector<VariableTypeCount> variable_types;
   std::string linear_solver;        // the solver that ran (never "auto")
   std::string linear_solver_reason; // why, when Auto chose it; "" when the options named it
   int num_threads = 1;

@@ -26,7 +26,8 @@ namespace lsjit {
 
 // What the solver needs to know of a variable type at run time.
 struct VariableType {
-  std::string name;  // Var::kName: "SE3", "Vec3", ...
+  std::string name;    // Var::kName: "SE3", "Vec3", or a Kind's own name ("landmark")
+  std::string layout;  // the built-in type whose layout it has: name, or a Kind's base's name
   int ambient = 0;
   int tangent = 0;
   void (*retract)(const double* x, const double* delta, double* out) = nullptr;
@@ -42,13 +43,20 @@ void retract_run(const double* x, const double* delta, double* out, int64_t coun
   for (int64_t k = 0; k < count; ++k)
     Var::retract_params(x + k * Var::kAmbient, delta + k * Var::kTangent, out + k * Var::kAmbient);
 }
+
+template <class Var>
+constexpr std::string_view layout_name() {
+  if constexpr (requires { Var::kLayoutName; }) return Var::kLayoutName;
+  else return Var::kName;
+}
 }  // namespace detail
 
 // The descriptor of Var, one per type for the whole process.
 template <class Var>
 const VariableType* variable_type() {
-  static const VariableType type{std::string(Var::kName), Var::kAmbient, Var::kTangent,
-                                 &Var::retract_params, &detail::retract_run<Var>};
+  static const VariableType type{std::string(Var::kName), std::string(detail::layout_name<Var>()),
+                                 Var::kAmbient, Var::kTangent, &Var::retract_params,
+                                 &detail::retract_run<Var>};
   return &type;
 }
 
@@ -95,6 +103,7 @@ class Values {
   struct TypeRows {
     std::span<const int64_t> ids;
     std::span<const double> params;
+    const VariableType* type = nullptr;  // the type the rows were set with; nullptr when none
   };
   TypeRows rows_of(std::string_view type) const;
   // set_params for each ids[k] with the row params + k * ambient, the type looked up once

@@ -16,6 +16,8 @@
 // Parameter layouts and tangent orders of the Lie groups are documented in runtime/lie/.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
@@ -77,21 +79,33 @@ struct SE3Var : detail::GroupVar<SE3, SE3Var> {
   static constexpr std::string_view kName = "SE3";
 };
 
+namespace detail {
+// "Vec1" ... "Vec99": VecVar<N>'s name, spelled at compile time.
+template <int N>
+struct VecName {
+  static constexpr std::array<char, 5> chars = {'V', 'e', 'c', static_cast<char>(N < 10 ? '0' + N : '0' + N / 10),
+                                                static_cast<char>('0' + N % 10)};
+  static constexpr std::string_view view{chars.data(), N < 10 ? 4u : 5u};
+};
+}  // namespace detail
+
+// The largest VecVar: the size at which a state's kernels stay measured (docs/variables.md,
+// "State sizes").
+inline constexpr int kMaxVecVarSize = 32;
+
 // An N-vector in R^N.
 template <int N>
 struct VecVar {
   static_assert(N >= 1, "VecVar<N> needs N >= 1");
+  static_assert(N <= kMaxVecVarSize,
+                "VecVar<N>: sizes above 32 are not supported. Split the state into variables of its "
+                "parts, each a kind of its own (e.g. a 45-vector as position, velocity and bias "
+                "kinds: lsjit::Kind<lsjit::VecVar<3>, \"velocity\">, ...); see docs/variables.md");
   template <class S>
   using Value = Eigen::Matrix<S, N, 1>;
   static constexpr int kAmbient = N;
   static constexpr int kTangent = N;
-  static constexpr std::string_view kName = [] {
-    constexpr std::string_view names[] = {"Vec0", "Vec1", "Vec2", "Vec3", "Vec4", "Vec5",
-                                          "Vec6", "Vec7", "Vec8", "Vec9", "Vec10", "Vec11",
-                                          "Vec12"};
-    if constexpr (N <= 12) return names[N]; else return std::string_view("VecN");
-  }();
-  static_assert(N <= 12, "VecVar<N>: sizes above 12 are not supported yet");
+  static constexpr std::string_view kName = detail::VecName<N>::view;
   template <class S>
   static Value<S> from_params(const Eigen::Matrix<S, N, 1>& p) { return p; }
   static Eigen::Matrix<double, N, 1> params(const Value<double>& v) { return v; }
@@ -138,5 +152,63 @@ struct is_variable<T, std::void_t<decltype(T::kName), decltype(T::kTangent), dec
     : std::true_type {};
 template <class T>
 inline constexpr bool is_variable_v = is_variable<std::remove_cvref_t<T>>::value;
+
+// A kind: a variable type of its own with the layout of `Base`, declared in one line.
+//
+//   using Velocity = lsjit::Kind<lsjit::VecVar<3>, "velocity">;
+//   using Landmark = lsjit::Kind<lsjit::VecVar<3>, "landmark">;
+//   p.add(prior, Velocity(0), z1);   // velocity 0 and landmark 0 are two variables
+//   p.add(prior, Landmark(0), z2);
+//
+// Variables are keyed by (type name, ID), so each kind has its own ID space, its own row
+// in the summary, its own Schur elimination choice (SolverOptions::schur_elimination =
+// "landmark") and its name in every report and error. Inside a cost, v[x] is Base's value
+// (a Vec3, an SE3, ...). The name is part of the kernel's key, like any type name: a cost
+// traced with Velocity and the same code traced with VecVar<3> are two kernels.
+//
+// The name must be an identifier ([A-Za-z_][A-Za-z0-9_]*, at most 63 characters) and not
+// a built-in type's name (Scalar, SO2, SE2, SO3, SE3, Vec1 ... Vec32): a kind that took
+// "Vec3" would share VecVar<3>'s IDs, which is what kinds exist to prevent.
+template <size_t N>
+struct KindName {
+  char text[N] = {};
+  consteval KindName(const char (&name)[N]) { std::copy_n(name, N, text); }
+  constexpr std::string_view view() const { return {text, N - 1}; }
+};
+
+namespace detail {
+consteval bool is_kind_name(std::string_view name) {
+  auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (name.empty() || name.size() > 63 || !letter(name[0])) return false;
+  for (char c : name)
+    if (!letter(c) && !digit(c)) return false;
+  return true;
+}
+consteval bool is_builtin_type_name(std::string_view name) {
+  for (std::string_view builtin : {"Scalar", "SO2", "SE2", "SO3", "SE3"})
+    if (name == builtin) return true;
+  if (name.size() < 4 || name.size() > 5 || name.substr(0, 3) != "Vec") return false;
+  for (char c : name.substr(3))
+    if (c < '0' || c > '9') return false;
+  return true;
+}
+}  // namespace detail
+
+template <class Base, KindName Name>
+  requires is_variable_v<Base>
+struct Kind : Base {
+  static_assert(detail::is_kind_name(Name.view()),
+                "lsjit::Kind: the name must be an identifier ([A-Za-z_][A-Za-z0-9_]*, at most 63 characters)");
+  static_assert(!detail::is_builtin_type_name(Name.view()),
+                "lsjit::Kind: the name is a built-in type's (Scalar, SO2, SE2, SO3, SE3, VecN): choose "
+                "one of the kind's own");
+  static constexpr std::string_view kName = Name.view();
+  static constexpr std::string_view kLayoutName = Base::kName;  // the built-in layout's name
+  static VarBatch<Kind> batch(std::vector<int64_t> ids) { return {std::move(ids)}; }
+
+  constexpr Kind() = default;
+  constexpr explicit Kind(int64_t var_id) : Base(var_id) {}
+};
 
 }  // namespace lsjit

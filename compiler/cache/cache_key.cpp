@@ -211,13 +211,20 @@ GraphDifference compare_graphs(const ir::Graph& before, const ir::Graph& after) 
   return d;
 }
 
+namespace {
+// The key parts that key_parts() takes from the cost's signature.
+bool is_signature_part(std::string_view part) {
+  return part == "kind" || part == "vars" || part == "data" || part == "residuals";
+}
+}  // namespace
+
 std::string recompile_cause(const CacheKey& before, const CacheKey& after, const ir::Trace* traced_before,
                             const ir::Trace* traced_after) {
   std::string other_parts;
   bool hash_differs = false, signature_differs = false;
   for (const PartDifference& p : diff_keys(before, after)) {
     if (p.part == "structural_hash") hash_differs = true;
-    else if (p.part == "kind" || p.part == "vars" || p.part == "data" || p.part == "residuals") signature_differs = true;
+    else if (is_signature_part(p.part)) signature_differs = true;
     else other_parts += (other_parts.empty() ? "" : ", ") + p.part;
   }
   if (signature_differs)
@@ -250,8 +257,7 @@ std::string explain_key_difference(const CacheKey& before, const CacheKey& after
   for (const PartDifference& p : diffs) {
     out << prefix << p.part << ": " << p.before << " -> " << p.after << "\n";
     if (p.part == "structural_hash") hash_differs = true;
-    if (p.part == "kind" || p.part == "vars" || p.part == "data" || p.part == "residuals")
-      signature_differs = true;
+    if (is_signature_part(p.part)) signature_differs = true;
   }
   if (!hash_differs) return out.str();
   if (signature_differs) {

@@ -73,7 +73,7 @@ LinearSolverChoice choose_linear_solver(const ProblemLayout& L, const SolverOpti
   // there is no reduced system to speak of; a Cholesky solver handles that directly.
   if (L.first_eliminated > 0 && L.first_eliminated < free_blocks) {
     const int64_t reduced = L.pattern->scalar_offset(static_cast<int>(L.first_eliminated));
-    const std::string why = std::to_string(free_blocks - L.first_eliminated) +
+    const std::string why = std::to_string(free_blocks - L.first_eliminated) + " " + L.eliminated_type +
                             " variables can be eliminated; the reduced system has " + std::to_string(reduced) +
                             " scalars";
     if (reduced <= kAutoDenseSchurMax)

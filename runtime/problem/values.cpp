@@ -66,12 +66,12 @@ const double* Values::params(std::string_view type, int64_t id) const {
 Values::TypeRows Values::rows_of(std::string_view type) const {
   const auto b = blocks_.find(type);
   if (b == blocks_.end()) return {};
-  return {b->second.ids, b->second.params};
+  return {b->second.ids, b->second.params, b->second.type};
 }
 
 void Values::check_value(const VariableType& type, int64_t id, const double* params) {
   // docs/variables.md: SO3 is qx qy qz qw, SE3 is tx ty tz qx qy qz qw.
-  const int quaternion_at = type.name == "SO3" ? 0 : type.name == "SE3" ? 3 : -1;
+  const int quaternion_at = type.layout == "SO3" ? 0 : type.layout == "SE3" ? 3 : -1;
   if (quaternion_at < 0) return;
   const double* q = params + quaternion_at;
   std::string problem;
@@ -90,6 +90,11 @@ void Values::check_value(const VariableType& type, int64_t id, const double* par
 Values::Block& Values::block_for(const VariableType* type) {
   Block& b = blocks_[type->name];
   if (!b.type) b.type = type;
+  if (b.type->ambient != type->ambient || b.type->tangent != type->tangent)
+    throw Error("lsjit::Values: two variable types are named '" + type->name + "', one with " +
+                std::to_string(b.type->ambient) + " parameters and tangent " + std::to_string(b.type->tangent) +
+                ", one with " + std::to_string(type->ambient) + " and " + std::to_string(type->tangent) +
+                ": expected one name per type (give each a name of its own, see lsjit::Kind)");
   return b;
 }
 

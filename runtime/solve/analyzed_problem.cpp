@@ -28,9 +28,13 @@ std::string load_state(const detail::ProblemLayout& layout, const Values& values
     const detail::TypeTable& table = layout.types[t];
     const int ambient = table.type->ambient;
     state[t].resize(table.ids.size() * ambient);
+    const Values::TypeRows rows = values.rows_of(table.type->name);
+    if (rows.type && (rows.type->ambient != ambient || rows.type->tangent != table.type->tangent))
+      return "the initial values' " + table.type->name + " variables have " + std::to_string(rows.type->ambient) +
+             " parameters, the costs' have " + std::to_string(ambient) +
+             ": two variable types are named '" + table.type->name + "' (give each a name of its own, see lsjit::Kind)";
     // Usually the values hold exactly the problem's variables, in the same order: one copy.
-    if (const Values::TypeRows rows = values.rows_of(table.type->name);
-        std::equal(table.ids.begin(), table.ids.end(), rows.ids.begin(), rows.ids.end())) {
+    if (std::equal(table.ids.begin(), table.ids.end(), rows.ids.begin(), rows.ids.end())) {
       std::copy(rows.params.begin(), rows.params.end(), state[t].begin());
       continue;
     }
@@ -147,7 +151,15 @@ void describe_analysis(const detail::ProblemLayout& L, const Values& initial, So
   s.cost_groups = L.groups.size();
   for (const auto& g : L.groups) s.residual_blocks += static_cast<size_t>(g.instances);
   s.residuals = L.residuals;
-  for (const auto& t : L.types) s.variables += t.ids.size();
+  for (const auto& t : L.types) {
+    s.variables += t.ids.size();
+    auto& count = s.variable_types.emplace_back();
+    count.name = t.type->name;
+    count.tangent = t.type->tangent;
+    count.variables = t.ids.size();
+    count.constant = static_cast<size_t>(std::count(t.free_index.begin(), t.free_index.end(), -1));
+    count.eliminated = t.type->name == L.eliminated_type;
+  }
   s.constant_variables = L.constant_variables;
   s.tangent_dim = static_cast<size_t>(L.tangent_dim);
   s.warnings = unused_warnings(L, initial);

@@ -16,6 +16,29 @@ std::string format(const char* fmt, double v) {
   return buf;
 }
 
+// "landmark 8 (eliminated), velocity 4 (1 constant)": the report's per-type row.
+std::string variable_type_list(const std::vector<SolveSummary::VariableTypeCount>& types) {
+  std::string text;
+  for (const auto& t : types) {
+    text += (text.empty() ? "" : ", ") + t.name + " " + std::to_string(t.variables);
+    std::string notes;
+    if (t.constant > 0) notes = std::to_string(t.constant) + " constant";
+    if (t.eliminated) notes += (notes.empty() ? "" : ", ") + std::string("eliminated");
+    if (!notes.empty()) text += " (" + notes + ")";
+  }
+  return text;
+}
+
+std::string variable_types_json(const std::vector<SolveSummary::VariableTypeCount>& types) {
+  std::string text = "[";
+  for (const auto& t : types)
+    text += (text.size() > 1 ? ", " : "") + std::string("{\"name\": ") + json_string(t.name) +
+            ", \"tangent\": " + std::to_string(t.tangent) + ", \"variables\": " + std::to_string(t.variables) +
+            ", \"constant\": " + std::to_string(t.constant) +
+            ", \"eliminated\": " + (t.eliminated ? "true" : "false") + "}";
+  return text + "]";
+}
+
 }  // namespace
 
 std::string_view linear_solver_name(LinearSolver solver) {
@@ -110,6 +133,8 @@ std::string SolveSummary::report() const {
   row("Residuals", std::to_string(residuals));
   row("Variables", std::to_string(variables) + " (" + std::to_string(constant_variables) + " constant)");
   row("Tangent dimension (free)", std::to_string(tangent_dim));
+  if (variable_types.size() > 1 || (variable_types.size() == 1 && variable_types[0].eliminated))
+    row("Variable types", variable_type_list(variable_types));
   row("Linear solver", linear_solver_reason.empty() ? linear_solver
                                                     : linear_solver + " (auto: " + linear_solver_reason + ")");
   row("Threads", std::to_string(num_threads));
@@ -197,6 +222,7 @@ std::string SolveSummary::json() const {
       << ", \"cost_groups\": " << cost_groups << ", \"residual_blocks\": " << residual_blocks
       << ", \"residuals\": " << residuals << ", \"variables\": " << variables
       << ", \"constant_variables\": " << constant_variables << ", \"tangent_dim\": " << tangent_dim
+      << ", \"variable_types\": " << variable_types_json(variable_types)
       << ", \"linear_solver\": " << json_string(linear_solver)
       << ", \"linear_solver_reason\": " << json_string(linear_solver_reason) << ", \"num_threads\": " << num_threads
       << ", \"constraint_violation\": " << json_number(constraint_violation) << ", \"outer_iterations\": [";

@@ -40,12 +40,15 @@ TEST_CASE("parse: the types of docs/variables.md have their own sizes") {
         "t.ir:3:22: expected ambient=2, the ambient dimension of Vec2, found '4000000000'");
   CHECK(parse_error(kFuzzHead + "var a : SO2 ambient=2 tangent=2\n" + kBody).find(
             "expected tangent=1, the tangent dimension of SO2") != std::string::npos);
+  CHECK(parse_error(kFuzzHead + "var a : Vec32 ambient=31 tangent=32\n" + kBody).find(
+            "expected ambient=32, the ambient dimension of Vec32") != std::string::npos);
   CHECK(parse_error(kFuzzHead + "var a : Scalar ambient=3 tangent=1\n" + kBody).find(
             "expected ambient=1, the ambient dimension of Scalar") != std::string::npos);
   for (const std::string decl :
        {"Scalar ambient=1 tangent=1", "SO2 ambient=2 tangent=1", "SE2 ambient=4 tangent=3",
         "SO3 ambient=4 tangent=3", "SE3 ambient=7 tangent=6", "Vec1 ambient=1 tangent=1",
-        "Vec12 ambient=12 tangent=12", "Vec13 ambient=13 tangent=13",
+        "Vec12 ambient=12 tangent=12", "Vec13 ambient=13 tangent=13", "Vec32 ambient=32 tangent=32",
+        "Vec33 ambient=3 tangent=3",
         "SE3.ambient ambient=7 tangent=7"}) {
     CAPTURE(decl);
     CHECK(parse_error(kFuzzHead + "var a : " + decl + "\n" + kBody) == "(parsed without error)");

@@ -13,9 +13,6 @@
 #include "lsjit/runtime/pose_graph_problem.h"
 
 // A named namespace keeps the using-directive out of the files a unity build puts after
-// this one (tests/CMakeLists.txt).
-namespace linear_solver_auto_test {
-// A named namespace keeps the using-directive out of the files a unity build puts after
 // this one (tests/CMakeLists.txt); LinearSolver is qualified because lsjit::linear has one too.
 namespace linear_solver_auto_test {
 using namespace lsjit;
@@ -174,7 +171,5 @@ TEST_CASE("linear solver auto: the budgets are validated") {
   CHECK(s.termination == Termination::Failure);
   CHECK(s.message.find("max_direct_factorization_flops") != std::string::npos);
 }
-
-}  // namespace linear_solver_auto_test
 
 }  // namespace linear_solver_auto_test

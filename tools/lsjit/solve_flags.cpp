@@ -109,8 +109,9 @@ class SolveFlagParser {
   void solver_option(const char* flag, const char* field, auto SolverOptions::*member) {
     remember(app_.add_option(flag, f_.options.*member)->check(solver_option_value(field)), member);
   }
-  void remember(CLI::Option* o, auto SolverOptions::*member) {
-    solver_flags_.emplace_back(o, [member](const SolverOptions& from, SolverOptions& to) { to.*member = from.*member; });
+  void remember(CLI::Option* o, auto SolverOptions::*member) { solver_flags_.emplace_back(o, copy_of(member)); }
+  static SolveFlags::CopyOption copy_of(auto SolverOptions::*member) {
+    return [member](const SolverOptions& from, SolverOptions& to) { to.*member = from.*member; };
   }
   std::optional<FlagError> take_values(const std::vector<std::string>& positional);
 
@@ -208,10 +209,9 @@ std::optional<FlagError> SolveFlagParser::take_values(const std::vector<std::str
     if (option->count() > 0) f_.given_options.push_back(copy);
   if (!solver_name_.empty()) {
     f_.options.linear_solver = *linear_solver_from_name(solver_name_);
-    f_.given_options.push_back([](const SolverOptions& from, SolverOptions& to) { to.linear_solver = from.linear_solver; });
+    f_.given_options.push_back(copy_of(&SolverOptions::linear_solver));
   }
-  if (!precision_text_.empty())
-    f_.given_options.push_back([](const SolverOptions& from, SolverOptions& to) { to.mixed_precision = from.mixed_precision; });
+  if (!precision_text_.empty()) f_.given_options.push_back(copy_of(&SolverOptions::mixed_precision));
   if (!loss_text_.empty()) f_.loss = *parse_loss(loss_text_);
   if (!level_text_.empty()) f_.cpu_level = *lsjit::cpu_level_from_name(level_text_);
   if (precision_text_ == "never") f_.options.mixed_precision = MixedPrecision::Never;
