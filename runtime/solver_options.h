@@ -299,15 +299,29 @@ struct SolveSummary {
   size_t repaired_edges = 0;
   void record_information_repair(std::string mode, size_t edges);
 
-  // Kernel cache activity of analyze(): kernels found in memory, linked into the program or
-  // on disk (hits), and the misses: compiled before analyze() returned, or started in tier
-  // 0 (tier0_kernels; with tiering a background thread then compiles them, with
-  // LSJIT_TIER=0 they stay in tier 0). linked_kernels counts the hits linked into the
-  // program (`lsjit cache export`).
+  // Kernel cache activity of analyze() (the same for every solve of one AnalyzedProblem):
+  //   cache_hits           kernels found in memory, on disk or linked into the program
+  //                        (linked_kernels of them: `lsjit cache export`)
+  //   cache_misses         kernels that had to be made for this problem
+  //   compiles             kernels compiled to machine code for this problem: those
+  //                        analyze() waited for and those compiling in a background thread
+  //                        (background_compiles of them), finished or not
+  //   tier0_kernels        misses that started in tier 0: with tiering each also compiles
+  //                        in the background; with LSJIT_TIER=0 they stay in tier 0 and
+  //                        are not compiles
+  //   recompiles           misses for a cost name and mode that already had another kernel
+  //                        in this cache: a captured value, the code or a shape changed
+  //                        (LSJIT_EXPLAIN_CACHE_MISSES=1 says which)
+  // and of this solve:
+  //   tier0_evaluations    kernel calls that tier 0 answered, before machine code was ready
+  //                        (a concurrent solve sharing a kernel adds its calls too)
   uint64_t cache_hits = 0;
   uint64_t cache_misses = 0;
   uint64_t compiles = 0;
+  uint64_t background_compiles = 0;
   uint64_t tier0_kernels = 0;
+  uint64_t recompiles = 0;
+  uint64_t tier0_evaluations = 0;
   uint64_t linked_kernels = 0;
 
   // Problem size.

@@ -214,7 +214,7 @@ void KernelCache::load_compiler_in_background() {
 
 void KernelCache::start_in_tier0(const std::shared_ptr<Kernel>& kernel, const ir::Trace& traced,
                                  KernelMode mode, const CompileOptions& options, double trace_s,
-                                 KernelSource& source) {
+                                 Lookup& out) {
   const auto t0 = Clock::now();
   StageTimes& t = kernel->times;
   t.trace_s = trace_s;
@@ -222,7 +222,7 @@ void KernelCache::start_in_tier0(const std::shared_ptr<Kernel>& kernel, const ir
   (mode == KernelMode::Residual ? t.simplify_s : t.differentiate_s) = seconds_since(t0);
   kernel->layout = make_layout(traced.signature, mode);
   kernel->tier0 = std::make_shared<const Tier0Kernel>(*graph, kernel->layout, options, options_.tier0_code);
-  kernel->source = source = KernelSource::Tier0;
+  kernel->source = out.source = KernelSource::Tier0;
   kernel->obtain_s = seconds_since(t0);
   {
     std::lock_guard lock(mutex_);
@@ -239,6 +239,7 @@ void KernelCache::start_in_tier0(const std::shared_ptr<Kernel>& kernel, const ir
     compile_workers().submit([this, kernel, graph, mode, options, times = t] {
       compile_in_background(kernel, graph, mode, options, times);
     }, compile_nice(mode));
+    out.background_compile = true;
   } catch (const std::exception& ex) {  // no thread: the kernel stays in tier 0
     {
       std::lock_guard lock(background_mutex_);

@@ -182,10 +182,12 @@ KernelCache::Lookup KernelCache::lookup_keyed(const ir::Trace& traced, KernelMod
   }
   if (!notes.explanation.empty()) log_line(notes.explanation);
   if (!notes.limit_warning.empty()) warn(notes.limit_warning);
-  KernelSource source = KernelSource::Compiled;
-  const std::shared_ptr<const Kernel> kernel = produce_in_flight(traced, mode, options, key, trace_s, source);
-  if (options_.log_compiles) log_line(kernel_log_line(traced.signature.name, mode, key, *kernel, source));
-  return {kernel, source, seconds_since(t0)};
+  Lookup out;
+  out.recompile = notes.recompile;
+  out.kernel = produce_in_flight(traced, mode, options, key, trace_s, out);
+  if (options_.log_compiles) log_line(kernel_log_line(traced.signature.name, mode, key, *out.kernel, out.source));
+  out.seconds = seconds_since(t0);
+  return out;
 }
 
 // The kernel in memory under `hk`, after waiting for a thread that is producing it; nullopt
@@ -199,7 +201,7 @@ std::optional<KernelCache::Lookup> KernelCache::wait_for_memory(std::unique_lock
       if (it->second.kernel->key.parts == key.parts) {
         ++stats_.memory_hits;
         ++it->second.hits;
-        return Lookup{it->second.kernel, KernelSource::Memory, 0};
+        return Lookup{it->second.kernel, KernelSource::Memory};
       }
       lock.unlock();
       warn("kernel cache: key " + key.id() + " of cost '" + name +
@@ -238,6 +240,7 @@ KernelCache::MissNotes KernelCache::record_miss(const ir::Trace& traced, KernelM
   if (options_.explain_misses && recompile && previous)
     notes.explanation = "lsjit: cache miss for cost '" + name + "' (mode " + std::string(mode_name(mode)) +
                         ", key " + short_id(key) + "): " + describe("lsjit:   ");
+  notes.recompile = recompile;
   if (recompile) {
     ++stats_.recompiles;
     const uint32_t n = ++recompiles_[name];
@@ -260,11 +263,11 @@ KernelCache::MissNotes KernelCache::record_miss(const ir::Trace& traced, KernelM
 // mark is lifted, also when producing throws, so that no waiter waits forever.
 std::shared_ptr<const Kernel> KernelCache::produce_in_flight(const ir::Trace& traced, KernelMode mode,
                                                              const CompileOptions& options, const CacheKey& key,
-                                                             double trace_s, KernelSource& source) {
+                                                             double trace_s, Lookup& out) {
   const HashKey hk{key.hash.hi, key.hash.lo};
   std::shared_ptr<const Kernel> kernel;
   try {
-    kernel = produce(traced, mode, options, key, trace_s, source);
+    kernel = produce(traced, mode, options, key, trace_s, out);
   } catch (...) {
     std::lock_guard lock(mutex_);
     in_flight_.erase(hk);
@@ -306,25 +309,25 @@ std::string KernelCache::kernel_log_line(const std::string& name, KernelMode mod
 // now (Compiled) and stored on disk.
 std::shared_ptr<const Kernel> KernelCache::produce(const ir::Trace& traced, KernelMode mode,
                                                    const CompileOptions& options, const CacheKey& key,
-                                                   double trace_s, KernelSource& source) {
+                                                   double trace_s, Lookup& out) {
   const auto t0 = Clock::now();
   auto kernel = std::make_shared<Kernel>();
   kernel->key = key;
   kernel->symbol = kernel_symbol(key);
   if (take_linked(*kernel, traced, mode, trace_s, t0)) {
-    source = KernelSource::Linked;
+    out.source = KernelSource::Linked;
     return kernel;
   }
   if (options_.tiering != Options::Tiering::Tier0Only && load_from_disk(*kernel, traced, mode, trace_s, t0)) {
-    source = KernelSource::Disk;
+    out.source = KernelSource::Disk;
     return kernel;
   }
   if (options_.tiering != Options::Tiering::Compiled) {
-    start_in_tier0(kernel, traced, mode, options, trace_s, source);
+    start_in_tier0(kernel, traced, mode, options, trace_s, out);
     return kernel;
   }
   compile_now(*kernel, traced, mode, options, trace_s, t0);
-  source = KernelSource::Compiled;
+  out.source = KernelSource::Compiled;
   return kernel;
 }
 
@@ -642,7 +645,7 @@ std::optional<KernelCache::Lookup> KernelCache::memory_hit(const CacheKey& key) 
   ++stats_.gets;
   ++stats_.memory_hits;
   ++it->second.hits;
-  return Lookup{it->second.kernel, KernelSource::Memory, 0.0};
+  return Lookup{it->second.kernel, KernelSource::Memory};
 }
 
 bool KernelCache::on_disk(const CacheKey& key) {

@@ -200,8 +200,14 @@ class KernelCache {
 
   struct Lookup {
     std::shared_ptr<const Kernel> kernel;
-    KernelSource source;  // of this get: Memory, Disk or Compiled
-    double seconds;       // spent in this get
+    KernelSource source = KernelSource::Memory;  // of this get: Memory, Disk, Compiled, Tier0 or Linked
+    double seconds = 0;                          // spent in this get
+    // A miss for a cost name and mode that already had another kernel in this cache (see
+    // "Recompiles" above), whatever then produced the kernel.
+    bool recompile = false;
+    // Source Tier0 under Tiering::Tiered: a background thread compiles the kernel (false
+    // when no thread could be started: it stays in tier 0, with a warning).
+    bool background_compile = false;
   };
   // `traced` must be at stage Traced. `trace_s`: how long tracing took, for the log and
   // Kernel::times (the cache does not trace). Throws lsjit::Error if compiling fails or on
@@ -291,17 +297,19 @@ class KernelCache {
                                         const CacheKey& key, const std::string& name);
   struct MissNotes {
     std::string explanation, limit_warning;  // to log after the lock is released
+    bool recompile = false;
   };
   MissNotes record_miss(const ir::Trace& traced, KernelMode mode, const CacheKey& key);
   std::shared_ptr<const Kernel> produce_in_flight(const ir::Trace& traced, KernelMode mode,
                                                   const CompileOptions& options, const CacheKey& key,
-                                                  double trace_s, KernelSource& source);
+                                                  double trace_s, Lookup& out);
   static std::string kernel_log_line(const std::string& name, KernelMode mode, const CacheKey& key,
                                      const Kernel& kernel, KernelSource source);
   // produce() and its steps: the first place that has the kernel.
+  // Each sets out.source (and start_in_tier0 out.background_compile).
   std::shared_ptr<const Kernel> produce(const ir::Trace& traced, KernelMode mode,
                                         const CompileOptions& options, const CacheKey& key,
-                                        double trace_s, KernelSource& source);
+                                        double trace_s, Lookup& out);
   bool take_linked(Kernel& kernel, const ir::Trace& traced, KernelMode mode, double trace_s,
                    std::chrono::steady_clock::time_point t0);
   bool load_from_disk(Kernel& kernel, const ir::Trace& traced, KernelMode mode, double trace_s,
@@ -313,7 +321,7 @@ class KernelCache {
   // kernel, and unless Tier0Only a background thread compiles it (background_compile.cpp).
   void load_compiler_in_background();
   void start_in_tier0(const std::shared_ptr<Kernel>& kernel, const ir::Trace& traced, KernelMode mode,
-                      const CompileOptions& options, double trace_s, KernelSource& source);
+                      const CompileOptions& options, double trace_s, Lookup& out);
   void compile_in_background(const std::shared_ptr<Kernel>& kernel,
                              const std::shared_ptr<const ir::Trace>& graph, KernelMode mode,
                              CompileOptions options, StageTimes times);

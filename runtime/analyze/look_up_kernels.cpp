@@ -8,8 +8,9 @@
 namespace lsjit::detail {
 namespace {
 
-// Adds one lookup to the layout's counters: a compile, a tier-0 build (a miss that has not
-// compiled yet), or a hit in memory, on disk or among the linked kernels.
+// Adds one lookup to the layout's counters (SolveSummary's): a compile waited for, a
+// tier-0 start (which counts as a compile too when a background thread compiles it), or a
+// hit in memory, on disk or among the linked kernels; and a recompile, whatever made it.
 void count_lookup(const compiler::KernelCache::Lookup& l, ProblemLayout& layout) {
   if (l.source == compiler::KernelSource::Compiled) {
     ++layout.cache_misses;
@@ -18,12 +19,15 @@ void count_lookup(const compiler::KernelCache::Lookup& l, ProblemLayout& layout)
   } else if (l.source == compiler::KernelSource::Tier0) {
     ++layout.cache_misses;
     ++layout.tier0_kernels;
+    layout.compiles += l.background_compile;
+    layout.background_compiles += l.background_compile;
     layout.compile_s += l.seconds;
   } else {
     ++layout.cache_hits;
     if (l.source == compiler::KernelSource::Linked) ++layout.linked_kernels;
     if (l.source == compiler::KernelSource::Disk) layout.compile_s += l.seconds;
   }
+  layout.recompiles += l.recompile;
 }
 
 // Where each Hessian output array of the group's NormalEquations kernel goes: slot pairs.

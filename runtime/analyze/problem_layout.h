@@ -166,6 +166,7 @@ struct ProblemLayout {
   double trace_s = 0, compile_s = 0, analyze_s = 0;
   double kernels_wall_s = 0;  // wall time of the kernel lookups (compile_s sums the kernels)
   uint64_t cache_hits = 0, cache_misses = 0, compiles = 0;
+  uint64_t background_compiles = 0, recompiles = 0;  // SolveSummary's fields of those names
   uint64_t tier0_kernels = 0, linked_kernels = 0;  // of the misses and of the hits
 
   // Linear solvers, reused across solves so that symbolic factorizations are done once per

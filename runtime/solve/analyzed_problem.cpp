@@ -137,6 +137,15 @@ const detail::ProblemLayout& AnalyzedProblem::layout() const {
 
 namespace {
 
+// Calls tier 0 has answered for the kernels a solve runs, over the process's lifetime.
+uint64_t tier0_calls(const detail::ProblemLayout& L) {
+  uint64_t calls = 0;
+  for (const detail::KernelGroup& g : L.groups)
+    for (const auto* kernel : {g.residual.get(), g.normal.get(), g.constraint.get()})
+      if (kernel) calls += kernel->tier0_calls.load(std::memory_order_relaxed);
+  return calls;
+}
+
 // The summary's account of the analysis, before any solving.
 void describe_analysis(const detail::ProblemLayout& L, const Values& initial, SolveSummary& s) {
   s.trace_s = L.trace_s;
@@ -148,6 +157,8 @@ void describe_analysis(const detail::ProblemLayout& L, const Values& initial, So
   s.tier0_kernels = L.tier0_kernels;
   s.linked_kernels = L.linked_kernels;
   s.compiles = L.compiles;
+  s.background_compiles = L.background_compiles;
+  s.recompiles = L.recompiles;
   s.cost_groups = L.groups.size();
   for (const auto& g : L.groups) s.residual_blocks += static_cast<size_t>(g.instances);
   s.residuals = L.residuals;
@@ -197,7 +208,9 @@ SolveResult AnalyzedProblem::solve(const Values& initial, const SolverOptions& o
   SolveResult result{initial, {}};
   SolveSummary& s = result.summary;
   describe_analysis(L, initial, s);
+  const uint64_t tier0_calls_before = tier0_calls(L);
   auto finish = [&] {
+    s.tier0_evaluations = tier0_calls(L) - tier0_calls_before;
     s.solve_s = seconds_since(start);
     s.total_s = s.analyze_s + s.solve_s;
     return result;

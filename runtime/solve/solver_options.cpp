@@ -175,8 +175,11 @@ std::string SolveSummary::report() const {
   out << "\nKernel cache, at analyze() (every solve of it shares these): " << cache_hits << " hits"
       << (linked_kernels ? " (" + std::to_string(linked_kernels) + " linked into the program)" : std::string())
       << ", " << cache_misses << " misses (" << compiles << " compiled"
+      << (background_compiles ? ", " + std::to_string(background_compiles) + " of them in the background" : std::string())
       << (tier0_kernels ? ", " + std::to_string(tier0_kernels) + " started in tier 0" : std::string())
-      << ")\n\nTime (in seconds):\n";
+      << (recompiles ? ", " + std::to_string(recompiles) + " recompiles" : std::string()) << ")";
+  if (tier0_evaluations) out << "; " << tier0_evaluations << " kernel calls in tier 0 during the solve";
+  out << "\n\nTime (in seconds):\n";
   if (!initialization.empty()) row("  Initialization", seconds(initialization_s));
   out << "  analyze(), once per problem:\n";
   row("    Trace", seconds(trace_s));
@@ -218,7 +221,9 @@ std::string SolveSummary::json() const {
       << ", \"information_repair\": " << json_string(information_repair) << ", \"repaired_edges\": " << repaired_edges
       << ", \"cache_hits\": " << cache_hits
       << ", \"cache_misses\": " << cache_misses << ", \"compiles\": " << compiles
-      << ", \"tier0_kernels\": " << tier0_kernels << ", \"linked_kernels\": " << linked_kernels
+      << ", \"background_compiles\": " << background_compiles << ", \"tier0_kernels\": " << tier0_kernels
+      << ", \"recompiles\": " << recompiles << ", \"tier0_evaluations\": " << tier0_evaluations
+      << ", \"linked_kernels\": " << linked_kernels
       << ", \"cost_groups\": " << cost_groups << ", \"residual_blocks\": " << residual_blocks
       << ", \"residuals\": " << residuals << ", \"variables\": " << variables
       << ", \"constant_variables\": " << constant_variables << ", \"tangent_dim\": " << tangent_dim
