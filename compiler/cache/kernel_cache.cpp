@@ -656,6 +656,16 @@ bool KernelCache::on_disk(const CacheKey& key) {
   return ::access(disk_->entry_path(key.hash).c_str(), F_OK) == 0;
 }
 
+bool KernelCache::data_worth_storing(const CacheKey& key) {
+  const HashKey hk{key.hash.hi, key.hash.lo};
+  std::lock_guard lock(mutex_);
+  if (!data_stored_on_sight_) return data_stored_on_sight_ = true;
+  if (data_sightings_.erase(hk)) return true;
+  if (data_sightings_.size() >= kMaxDataSightings) data_sightings_.clear();
+  data_sightings_.insert(hk);
+  return false;
+}
+
 std::vector<KernelCache::Lookup> KernelCache::lookup_modes(const ir::Trace& traced,
                                                            const std::vector<KernelMode>& modes,
                                                            const CompileOptions& options,

@@ -254,6 +254,15 @@ class KernelCache {
   // wait for the write's fsync (wait_for_background waits for it); else on the calling
   // thread. Failures are warned about as kernel writes are, never thrown.
   void store_data(const CacheKey& key, std::string bytes);
+  // Whether a new data entry under `key` is worth writing when the keys of its kind may
+  // change at every call, as a factorization structure does while a problem grows online:
+  // true for the first one this cache is asked about, and for a key it was asked about
+  // before (a structure that came back); false for any other key, which is remembered
+  // (up to kMaxDataSightings keys) so that asking again counts as the repeat. An online
+  // loop thus writes one entry per cache, not one per step; a process that solves one
+  // problem stores its structure at once.
+  bool data_worth_storing(const CacheKey& key);
+  static constexpr size_t kMaxDataSightings = 4096;
 
   // Blocks until every background compile this cache started (Tiering::Tiered) has
   // finished: its kernel switched to machine code, or its failure warned about; and every
@@ -370,6 +379,8 @@ class KernelCache {
   std::condition_variable in_flight_done_;
   std::map<HashKey, Entry> memory_;  // by key hash; the parts are compared on a hit
   std::set<HashKey> in_flight_;      // keys being loaded or compiled by some thread
+  std::set<HashKey> data_sightings_;   // data_worth_storing's keys seen and not yet stored
+  bool data_stored_on_sight_ = false;  // data_worth_storing has said true once
   std::map<std::string, std::vector<Seen>, std::less<>> seen_;  // by cost name
   std::map<std::pair<std::string, KernelMode>, std::vector<Hash128>> kernels_for_;  // (name, mode)
   std::map<std::string, uint32_t, std::less<>> recompiles_;

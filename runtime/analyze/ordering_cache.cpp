@@ -138,6 +138,7 @@ std::shared_ptr<const linear::SupernodalAnalysis> cached_supernodal_analysis(
   });
   if (analysis) return analysis;
   analysis = std::make_shared<const linear::SupernodalAnalysis>(linear::analyze_supernodal(pattern, ordering));
+  if (!cache->data_worth_storing(key)) return analysis;  // a pattern that keeps changing
   if (std::string bytes = encode(linear::supernodal_structure(*analysis)); !bytes.empty())
     cache->store_data(key, std::move(bytes));
   return analysis;

@@ -41,7 +41,10 @@ inline constexpr int kMinCachedBlocks = 128;
 compiler::CacheKey structure_cache_key(const linear::BlockPattern& pattern, linear::SupernodalOrdering ordering);
 
 // analyze_supernodal(pattern, ordering), laid out from the structure in `cache`'s directory
-// when it holds this pattern's, and stored there otherwise. `cache` nullptr, or a cache
+// when it holds this pattern's, and stored there otherwise when it is worth it
+// (KernelCache::data_worth_storing: the first structure a cache makes, and any pattern it
+// meets a second time), so that a problem growing online, whose pattern changes at every
+// step, writes one entry rather than one per step. `cache` nullptr, or a cache
 // without a directory: no caching. Throws what analyze_supernodal throws.
 std::shared_ptr<const linear::SupernodalAnalysis> cached_supernodal_analysis(
     const linear::BlockPattern& pattern, linear::SupernodalOrdering ordering,

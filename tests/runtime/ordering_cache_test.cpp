@@ -346,3 +346,48 @@ TEST_CASE("ordering cache: a solve with the structure from disk is bit-identical
     CHECK(first.summary.iterations == second.summary.iterations);
   }
 }
+
+// A pose graph grown online: its pattern changes at every step. Before, every step stored a
+// structure entry that no later step could read (73 entries after 200 steps of a user's
+// loop), and waited for its write.
+TEST_CASE("ordering cache: a problem grown online writes one structure, not one per step") {
+  io::PoseGraphSpec spec;
+  spec.dimension = 2;
+  spec.poses = 200;
+  spec.loop_closures = 40;
+  spec.seed = 5;
+  const io::GeneratedPoseGraph g = io::generate_pose_graph(spec);
+  TempDir dir("online");
+  compiler::KernelCache cache(on_disk(dir.path));
+  AnalyzeOptions a;
+  a.cache = &cache;
+  SolverOptions options;
+  options.max_iterations = 2;
+  constexpr int kSteps = 12;
+  for (int step = 0; step < kSteps; ++step) {
+    // The first 140 + 5·step poses (the generator numbers them 0, 1, ...) and the edges
+    // among them.
+    const int64_t poses = 140 + 5 * step;
+    io::PoseGraph grown = g.graph;
+    grown.vertex_ids.resize(static_cast<size_t>(poses));
+    grown.poses2.resize(static_cast<size_t>(poses));
+    std::erase_if(grown.edges2, [&](const io::PoseGraph::Edge2& e) { return e.from >= poses || e.to >= poses; });
+    PoseGraphProblem p = make_pose_graph_problem(grown);
+    const SolveResult r = p.problem.analyze(a).solve(p.initial, options);
+    REQUIRE(r.summary.usable());
+    CHECK(r.summary.linear_solver == "sparse_cholesky");
+  }
+  cache.wait_for_background();
+  CHECK(cache.stats().disk_writes == 1 + cache.stats().compiles);  // the first structure, and the kernels
+
+  // A pattern met a second time is worth its entry: the next process will read it.
+  const linear::BlockSparseSymmetric again = random_pattern(21, 170);
+  (void)detail::cached_supernodal_analysis(again.pattern(), SupernodalOrdering::Automatic, &cache);
+  CHECK(cache.stats().disk_writes == 1 + cache.stats().compiles);
+  (void)detail::cached_supernodal_analysis(again.pattern(), SupernodalOrdering::Automatic, &cache);
+  cache.wait_for_background();
+  CHECK(cache.stats().disk_writes == 2 + cache.stats().compiles);
+  compiler::KernelCache next_process(on_disk(dir.path));
+  (void)detail::cached_supernodal_analysis(again.pattern(), SupernodalOrdering::Automatic, &next_process);
+  CHECK(next_process.stats().data_hits == 1);
+}

@@ -47,9 +47,9 @@ commands:
                        another CPU, LLVM or IR version are checked but not recompiled, and
                        data entries have nothing to recompile. Bad
                        entries are reported (exit status 1) and, with --remove-bad, deleted.
-  gc --max-size SIZE   delete least recently used entries until the total size is at most
-                       SIZE (bytes, or with a K, M or G suffix: 500M, 2G), and temporary
-                       files of writers that died
+  gc [--max-size SIZE] delete least recently used entries until the total size is at most
+                       SIZE (bytes, or with a K, M or G suffix: 500M, 2G; 1G by default),
+                       and temporary files of writers that died
   clear                delete every entry (only the cache's own *.lsjitk files that start
                        with its magic number) and its temporary files
   export [KEY...] [--from-log FILE] [--all] --name NAME --out DIR
@@ -516,13 +516,13 @@ int open_directory(const DiskCache& disk, std::ostream& err) {
   return 0;
 }
 
+// gc's size without --max-size: about 50,000 kernels of ~20 KiB, or a few hundred
+// factorization structures of large problems, and a size nobody minds on a disk.
+constexpr const char* kDefaultGcSize = "1G";
+
 int gc_command(const DiskCache& disk, const std::optional<std::string>& max_size, bool json,
                std::ostream& out, std::ostream& err) {
-  if (!max_size) {
-    err << "lsjit cache gc: --max-size SIZE is required (e.g. --max-size 500M)\n";
-    return 2;
-  }
-  const auto bytes = compiler::parse_size(*max_size);
+  const auto bytes = compiler::parse_size(max_size.value_or(kDefaultGcSize));
   if (!bytes) {
     err << "lsjit cache gc: cannot read the size '" << printable(*max_size)
         << "': expected a number of bytes with an optional K, M or G suffix\n";
