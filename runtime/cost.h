@@ -13,6 +13,7 @@
 // DataTraits. Variable handles are passed with their slot index as ID.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -29,6 +30,11 @@ namespace lsjit {
 
 using CostKind = ir::CostKind;
 
+namespace detail {
+// A number no other lsjit::cost() call in this process returns (never 0).
+uint64_t next_cost_identity();
+}  // namespace detail
+
 template <class F>
 struct Cost {
   std::string name;
@@ -36,6 +42,10 @@ struct Cost {
   CostKind kind = CostKind::LeastSquares;
   std::vector<std::string> var_names;   // optional names for the IR text; default x0, x1, ...
   std::vector<std::string> data_names;  // default d0, d1, ...
+  // Which lsjit::cost() call made this object (copies keep it; 0 for a Cost built by hand).
+  // Problem::add groups the instances of one object without comparing what its closure
+  // captured, so a closure that captures a std::vector still makes one group (problem.h).
+  uint64_t identity = 0;
 
   // The same cost with its arguments named, in order: variable slots, then data slots, as
   // the built-ins are (`.named({"camera", "point"}, {"obs"})`). The names show in the IR
@@ -54,7 +64,7 @@ struct Cost {
 
 template <class F>
 Cost<std::decay_t<F>> cost(std::string name, F&& function, CostKind kind = CostKind::LeastSquares) {
-  return {std::move(name), std::forward<F>(function), kind, {}, {}};
+  return {std::move(name), std::forward<F>(function), kind, {}, {}, detail::next_cost_identity()};
 }
 
 namespace detail {

@@ -14,15 +14,18 @@
 // data values are shared by all n. add() records IDs and data only: nothing is traced or
 // compiled until analyze().
 //
-// Grouping. Instances of one cost object share one kernel. add() recognises "the same
-// cost" without tracing: same closure type, name, kind and argument types, and (for a
-// trivially copyable closure, e.g. one capturing doubles) the same captured bytes. A
-// closure that is not trivially copyable cannot be compared, so each add() of it starts a
+// Grouping. Instances of one cost object share one kernel group. add() recognises "the
+// same cost" without tracing: same closure type, name, kind and argument types, and
+// either the same object (Cost::identity: the same lsjit::cost() call, or a copy of its
+// result) or, for a trivially copyable closure (e.g. one capturing doubles), the same
+// captured bytes. A closure that is not trivially copyable (one capturing a std::vector)
+// made by another lsjit::cost() call cannot be compared before tracing, so it starts a
 // group of its own; analyze() traces each group once and merges groups whose traces are
-// identical, so the result is the same, only the tracing is repeated. Two groups of one
-// cost name whose captured values differ trace to different graphs: analyze() compiles
-// each, and the kernel cache counts and explains the recompile (pass varying values as
-// data instead).
+// identical, so the result is the same, only the tracing is repeated, and
+// SolveSummary::warnings says so once per cost name with the fix (make the cost once, or
+// pass the values as data). Two groups of one cost name whose captured values differ
+// trace to different graphs: analyze() compiles each, and the kernel cache counts and
+// explains the recompile (pass varying values as data instead).
 //
 // This header declares analyze() but does not define AnalyzedProblem: a translation unit
 // that only writes costs and adds them (<lsjit/costs.h>) does not pay for the solver's
@@ -239,10 +242,13 @@ class Problem {
   template <class F, class Tuple>
   detail::CostGroup& group_for(const Cost<F>& cost, std::type_identity<Tuple>) {
     std::string identity;
-    if constexpr (std::is_trivially_copyable_v<F>) {
+    if (std::is_trivially_copyable_v<F> || cost.identity != 0) {
       identity = std::string(typeid(F).name()) + '\0' + typeid(Tuple).name() + '\0' + cost.name +
-                 '\0' + std::to_string(static_cast<int>(cost.kind)) + '\0' +
-                 std::string(reinterpret_cast<const char*>(&cost.function), sizeof(F));
+                 '\0' + std::to_string(static_cast<int>(cost.kind));
+      if constexpr (std::is_trivially_copyable_v<F>)
+        identity += '\0' + std::string(reinterpret_cast<const char*>(&cost.function), sizeof(F));
+      else
+        identity += "\0object " + std::to_string(cost.identity);
       for (const auto& names : {cost.var_names, cost.data_names})
         for (const auto& name : names) identity += '\0' + name;
       if (detail::CostGroup* found = group_with_identity(identity)) return *found;

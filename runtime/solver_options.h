@@ -264,9 +264,11 @@ struct SolveSummary {
   int mixed_precision_fallbacks = 0;
   Termination termination = Termination::Failure;
   std::string message;           // why it stopped, in words
-  // What the solve accepted but a user likely did not mean (Ceres refuses both): variables
-  // held constant that no cost uses, and initial values of variables no cost uses (passed
-  // through to the result unchanged). One sentence each; in report() and --json.
+  // What the solve accepted but a user likely did not mean: one cost added as many cost
+  // objects that analyze() had to trace one by one (problem.h, "Grouping"), and (Ceres
+  // refuses both) variables held constant that no cost uses, and initial values of
+  // variables no cost uses (passed through to the result unchanged). One sentence each; in
+  // report() and --json.
   std::vector<std::string> warnings;
 
   // Time split, seconds. trace_s, compile_s and kernels_wall_s are those of analyze() for

@@ -124,6 +124,8 @@ struct ProblemLayout {
   static constexpr size_t kNamedUnusedVariables = 3;
   size_t unused_constants = 0;
   std::vector<std::string> unused_constant_names;
+  // What analyze() saw that a user likely did not mean (SolveSummary::warnings).
+  std::vector<std::string> analysis_warnings;
   // Whether a cost uses the variable (its type's table lists the id; ids are sorted).
   bool uses_variable(std::string_view type_name, int64_t id) const {
     return std::any_of(types.begin(), types.end(), [&](const TypeTable& t) {

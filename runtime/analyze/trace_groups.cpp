@@ -7,6 +7,7 @@
 #include <iostream>
 #include <limits>
 #include <mutex>
+#include <set>
 #include <utility>
 
 #include "lsjit/common/clock.h"
@@ -17,6 +18,29 @@
 #include "lsjit/ir/structural_hash.h"
 
 namespace lsjit::detail {
+
+namespace {
+
+// Groups that add() could not tell were one cost (closures that cannot be compared, made by
+// separate lsjit::cost() calls) and that traced to one graph: said once per cost name, with
+// the fix. A few are normal (one cost object per sensor); kSplitGroupsToWarn are a loop.
+constexpr size_t kSplitGroupsToWarn = 16;
+
+void warn_about_split_groups(const std::vector<TracedGroup>& merged, ProblemLayout& layout) {
+  std::set<std::string> warned;
+  for (const TracedGroup& m : merged) {
+    const std::string& name = m.traced.signature.name;
+    if (m.parts.size() < kSplitGroupsToWarn || !warned.insert(name).second) continue;
+    layout.analysis_warnings.push_back(
+        "cost '" + name + "' was added as " + std::to_string(m.parts.size()) +
+        " separate cost objects whose closures cannot be compared before tracing (each lsjit::cost() call "
+        "capturing a std::vector or another non-trivially-copyable value is a new object), so analyze() traced "
+        "each one and merged them after: make the cost once outside the loop and add it many times, or pass "
+        "the captured values as data");
+  }
+}
+
+}  // namespace
 
 std::vector<TracedGroup> trace_groups(const std::vector<std::unique_ptr<CostGroup>>& groups,
                                       ProblemLayout& layout) {
@@ -41,6 +65,7 @@ std::vector<TracedGroup> trace_groups(const std::vector<std::unique_ptr<CostGrou
     }
     same->parts.push_back(g.get());
   }
+  warn_about_split_groups(merged, layout);
   return merged;
 }
 

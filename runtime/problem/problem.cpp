@@ -2,10 +2,16 @@
 // (problem.h): compiled once here instead of in every translation unit that adds a cost.
 #include "lsjit/runtime/problem.h"
 
+#include <atomic>
 #include <string>
 #include <utility>
 
 namespace lsjit {
+
+uint64_t detail::next_cost_identity() {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
 
 Problem::Problem() = default;
 Problem::~Problem() = default;

@@ -173,7 +173,8 @@ void describe_analysis(const detail::ProblemLayout& L, const Values& initial, So
   }
   s.constant_variables = L.constant_variables;
   s.tangent_dim = static_cast<size_t>(L.tangent_dim);
-  s.warnings = unused_warnings(L, initial);
+  s.warnings = L.analysis_warnings;
+  for (std::string& w : unused_warnings(L, initial)) s.warnings.push_back(std::move(w));
 }
 
 // options.linear_solver, or Auto's choice with its reason (and the symbolic analysis it

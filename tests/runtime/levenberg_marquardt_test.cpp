@@ -11,6 +11,9 @@
 #include "lsjit/lsjit.h"
 #include "lsjit/runtime/solve/levenberg_marquardt.h"
 
+// A named namespace keeps the using-directive out of the files a unity build puts after
+// this one (tests/CMakeLists.txt).
+namespace levenberg_marquardt_test {
 using namespace lsjit;
 
 namespace {
@@ -167,3 +170,5 @@ TEST_CASE("brief_report is one line with the termination, iterations and costs")
   CHECK(line.find(std::string(termination_name(s.termination))) != std::string::npos);
   CHECK(line.find("iterations: " + std::to_string(s.iterations)) != std::string::npos);
 }
+
+}  // namespace levenberg_marquardt_test
