@@ -77,9 +77,12 @@ class AnalyzedProblem {
   Evaluation evaluate(const Values& values, bool gauss_newton = false, int num_threads = 1) const;
   // The same Gauss–Newton matrix in its block-sparse form (one block per free variable, in
   // free_variables() order; runtime/solve/linear/block_sparse.h), for large problems. `gradient`
-  // (tangent_dim doubles) and `cost` are filled when not nullptr.
+  // (tangent_dim doubles) and `cost` are filled when not nullptr. Robust losses weigh every
+  // term as a solve's do (ρ'(JᵀJ − β gᵀg) per instance, evaluator.h); with apply_losses
+  // false every instance counts as plain least squares (ρ(s) = s).
   linear::BlockSparseSymmetric gauss_newton_matrix(const Values& values, double* gradient = nullptr,
-                                                   double* cost = nullptr, int num_threads = 1) const;
+                                                   double* cost = nullptr, int num_threads = 1,
+                                                   bool apply_losses = true) const;
 
   // Per-instance evaluation (instance_evaluation.h has the contract): for each of `which`,
   // in that order, its residuals, cost, loss weight, variables and, when `jacobians`, its

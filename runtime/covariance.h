@@ -8,7 +8,8 @@
 //   Eigen::MatrixXd P34 = c.block(lsjit::SE3Var(3), lsjit::SE3Var(4));   // 6 x 6
 //
 // What is computed: C = (JᵀJ)⁻¹ over the free (non-constant) variables, J the Jacobian of
-// all residuals at `values` in the tangent space of each variable (the right perturbation
+// all residuals at `values` (weighed by their robust losses unless
+// CovarianceOptions::apply_loss_function is false) in the tangent space of each variable (the right perturbation
 // x ⊞ δ of variables.h, so blocks are in the tangent order of docs/variables.md), and
 // block (a, b) of C is the T_a x T_b cross-covariance of variables a and b. Constant
 // variables are exact by assumption: they are not in C and asking for one is an error.
@@ -78,6 +79,12 @@ struct CovarianceOptions {
   double min_reciprocal_condition_number = 1e-14;
   // Threads evaluating JᵀJ (0: one per core); the factorizations are single-threaded.
   int num_threads = 1;
+  // Robust losses (Problem::add with a Loss): true weighs each instance's JᵀJ as the solver
+  // does, ρ'(JᵀJ − β gᵀg) with Ceres' correction, so that outliers the loss has turned down
+  // count for little; false ignores the losses, C = (JᵀJ)⁻¹ of the plain residuals. Ceres'
+  // Covariance::Options::apply_loss_function, with its default. Problems without losses
+  // give the same C either way.
+  bool apply_loss_function = true;
 };
 
 // The blocks computed for the requested pairs. An immutable value.

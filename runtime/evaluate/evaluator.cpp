@@ -13,7 +13,8 @@
 namespace lsjit::detail {
 
 // Lists, once, everything an evaluation walks (evaluator.h), step by step below.
-Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool) : layout_(layout), pool_(pool) {
+Evaluator::Evaluator(const ProblemLayout& layout, ThreadPool& pool, bool apply_losses)
+    : layout_(layout), pool_(pool), apply_losses_(apply_losses) {
   plan_waves();
   const linear::BlockPattern& pattern = *layout.pattern;
   h_block_row_.resize(static_cast<size_t>(pattern.num_stored_blocks()));
@@ -126,7 +127,7 @@ Evaluator::SourceFlags Evaluator::source_flags() const {
     const KernelGroup& kg = layout.groups[g];
     for (uint32_t a = 0; a < kg.normal->layout.outputs.size(); ++a) {
       uint8_t& f = flags.flags[g * flags.arrays_per_group + a];
-      f = kg.losses.empty() ? SourceFlags::kNoLoss : 0;
+      f = robust(kg) ? 0 : SourceFlags::kNoLoss;
       if (kg.normal->layout.outputs[a].scattered) f |= SourceFlags::kScattered;
       const Source first{static_cast<uint32_t>(kg.first_instance), static_cast<uint16_t>(g), static_cast<uint8_t>(a), false};
       if (packed_source(first)) f |= SourceFlags::kPacked;
@@ -290,7 +291,7 @@ double Evaluator::residual_cost(const State& state, bool constraints) {
     double* res = residual_buffer_.data() + kg.residual_offset;
     run_kernel(task.group, *kg.residual, task.begin, task.end, 0, state, &res);
     double sum = 0;
-    if (kg.losses.empty()) {
+    if (!robust(kg)) {
       for (int64_t k = task.begin * kg.residual_dim; k < task.end * kg.residual_dim; ++k) sum += res[k] * res[k];
       sum *= 0.5;
     } else {
@@ -340,7 +341,7 @@ std::string Evaluator::why_cost_not_finite() const {
         max_abs = std::max(max_abs, std::abs(r[i * kg.residual_dim + k]));
       }
       double rho[3] = {s, 1, 0};
-      if (!kg.losses.empty()) kg.losses[i].evaluate(s, rho);
+      if (robust(kg)) kg.losses[i].evaluate(s, rho);
       const std::string where = "cost '" + kg.name + "' instance " + std::to_string(i);
       if (!std::isfinite(s))
         return ": the cost overflowed at " + where + ": its residuals are finite (the largest " + number(max_abs) +
@@ -565,7 +566,7 @@ void Evaluator::add_gather(const Wave& wave, const Gather& gather, double* value
     for (uint64_t s = gather.first; s < gather.first + gather.count; ++s) {
       const double* in = buffer + g_offset_[s];
       const Source& src = layout_.g_sources[s];
-      const double rho1 = layout_.groups[src.group].losses.empty()
+      const double rho1 = !robust(layout_.groups[src.group])
                               ? 1.0
                               : corrections_[static_cast<size_t>(src.instance - wave.begin)].rho1;
       for (uint32_t c = 0; c < n; ++c) dst[c] += rho1 * in[c];
@@ -619,25 +620,25 @@ void Evaluator::sum_h_sources(const Wave& wave, const Gather& gather, double* ds
     const double* in = buffer + h_offset_[s];
     const KernelGroup& kg = layout_.groups[src.group];
     const bool packed_in = packed_source(src);
-    if (kg.losses.empty() && packed_in == packed_dst && !src.transpose) {
+    if (!robust(kg) && packed_in == packed_dst && !src.transpose) {
       assembly_kernels().sum_blocks_for(gather.size)(dst, buffer, &h_offset_[s], 1, gather.size, false);
       continue;
     }
     // Entry by entry: ρ'(H[v,w] − β g_v g_wᵀ) for a robust source (else H[v,w] itself), at
     // (a, c) of the source, added at (c, a) of the destination when transposed; a packed
     // destination takes its upper triangle alone.
-    const bool robust = !kg.losses.empty();
-    const Correction k = robust ? corrections_[static_cast<size_t>(src.instance - wave.begin)] : Correction{};
+    const bool robust_source = robust(kg);
+    const Correction k = robust_source ? corrections_[static_cast<size_t>(src.instance - wave.begin)] : Correction{};
     const auto [v, w] = kg.hessian_slots[src.array];
-    const double* gv = robust ? source(wave, src, 1 + v) : nullptr;
-    const double* gw = robust ? source(wave, src, 1 + w) : nullptr;
+    const double* gv = robust_source ? source(wave, src, 1 + v) : nullptr;
+    const double* gw = robust_source ? source(wave, src, 1 + w) : nullptr;
     const uint32_t tv = src.transpose ? cols : rows, tw = src.transpose ? rows : cols;
     for (uint32_t a = 0; a < tv; ++a)
       for (uint32_t c = 0; c < tw; ++c) {
         const uint32_t r = src.transpose ? c : a, col = src.transpose ? a : c;
         if (packed_dst && r > col) continue;
         double h = packed_in ? in[compiler::packed_upper_index(std::min(a, c), std::max(a, c), tv)] : in[a * tw + c];
-        if (robust) h = k.rho1 * (h - k.beta * gv[a] * gw[c]);
+        if (robust_source) h = k.rho1 * (h - k.beta * gv[a] * gw[c]);
         dst[packed_dst ? compiler::packed_upper_index(r, col, rows) : r * cols + col] += h;
       }
   }
@@ -671,7 +672,7 @@ double Evaluator::normal_equations(const State& state, double* g, linear::BlockS
       run_kernel(task.group, *kg.normal, task.begin, task.end, shift, state, outputs, scatter);
       const double* c = outputs[0];
       double sum = 0;
-      if (kg.losses.empty()) {
+      if (!robust(kg)) {
         for (int64_t i = task.begin; i < task.end; ++i) sum += c[i - shift];
       } else {
         for (int64_t i = task.begin; i < task.end; ++i) {

@@ -52,8 +52,10 @@ class Evaluator {
   static constexpr int64_t kChunk = 256;
   static constexpr uint64_t kWaveBytes = 1 << 19;
 
-  // Borrows layout and pool for its lifetime.
-  Evaluator(const ProblemLayout& layout, ThreadPool& pool);
+  // Borrows layout and pool for its lifetime. Without apply_losses every instance counts
+  // as if it had no robust loss (ρ(s) = s): what covariance without the loss's weights
+  // (CovarianceOptions::apply_loss_function = false) evaluates.
+  Evaluator(const ProblemLayout& layout, ThreadPool& pool, bool apply_losses = true);
 
   // ½Σ‖r‖² (NaN or inf if any residual is not finite), constraints' augmented-Lagrangian
   // terms included.
@@ -165,6 +167,9 @@ class Evaluator {
 
   const ProblemLayout& layout_;
   ThreadPool& pool_;
+  const bool apply_losses_;
+  // Whether group kg's instances are robustified in this evaluator.
+  bool robust(const KernelGroup& kg) const { return apply_losses_ && !kg.losses.empty(); }
   std::vector<Task> residual_tasks_, normal_tasks_;
   std::vector<const double*> data_;  // per group
   std::vector<Wave> waves_;

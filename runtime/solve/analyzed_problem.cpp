@@ -293,13 +293,14 @@ AnalyzedProblem::Evaluation AnalyzedProblem::evaluate(const Values& values, bool
 }
 
 linear::BlockSparseSymmetric AnalyzedProblem::gauss_newton_matrix(const Values& values, double* gradient,
-                                                                  double* cost, int num_threads) const {
+                                                                  double* cost, int num_threads,
+                                                                  bool apply_losses) const {
   std::vector<std::vector<double>> state;
   if (std::string missing = load_state(layout(), values, state); !missing.empty())
     throw Error("lsjit::AnalyzedProblem::gauss_newton_matrix: " + missing);
   check_threads(num_threads, "lsjit::AnalyzedProblem::gauss_newton_matrix");
   detail::ThreadPool pool(num_threads);
-  detail::Evaluator evaluator(layout(), pool);
+  detail::Evaluator evaluator(layout(), pool, apply_losses);
   auto H = linear::BlockSparseSymmetric::uninitialized(layout().pattern);  // all written below
   std::vector<double> g(static_cast<size_t>(layout().tangent_dim));
   const double c = evaluator.normal_equations(state, g.data(), H);

@@ -213,7 +213,7 @@ Covariance compute_covariance(const AnalyzedProblem& problem, const Values& valu
   std::vector<Eigen::MatrixXd> out;
   try {
     const linear::BlockSparseSymmetric H =
-        problem.gauss_newton_matrix(values, nullptr, nullptr, options.num_threads);
+        problem.gauss_newton_matrix(values, nullptr, nullptr, options.num_threads, options.apply_loss_function);
     if (result.algorithm_ == Algorithm::Dense)
       dense_blocks(H.to_dense(), vars, requests, min_rcond, out, result.reciprocal_condition_number_);
     else
