@@ -16,9 +16,18 @@
 // Other slots stay at x. Every variable slot is checked, constant variables included.
 //
 // An entry fails when |J − J_fd| > absolute_tolerance + relative_tolerance·max(|J|, |J_fd|)
-// (numpy's isclose, symmetric). Its relative error is |J − J_fd| / max(|J|, |J_fd|) (0 when
-// both are 0). Central differences are accurate to about relative_step²·|r'''| plus
-// ε·|r|/h in rounding, so a residual of size 1e3 needs absolute_tolerance above ~1e-7.
+// + rounding (numpy's isclose, symmetric, plus the difference's own rounding). Its relative
+// error is |J − J_fd| / max(|J|, |J_fd|) (0 when both are 0). Central differences are
+// accurate to about relative_step²·|r'''| in truncation, and carry the residual's rounding
+// noise σ divided by the step: a pixel residual computed from values near 500 has
+// σ ≈ ε·500 ≈ 1e-13, so an entry whose derivative is 0 differences to ±1e-8 at h = 1e-6.
+// So each entry's tolerance is scaled to its step and its residual's noise: `rounding` =
+// 4·σ_r / (√2·h) for residual row r, with σ_r measured, not assumed: the residual at
+// x ⊞ jη e_c for j = −2, −1, 1, 2 and η = 10⁻³·h is a cubic in j far below rounding, so its
+// fourth difference is rounding alone (deviation √70·σ); σ_r is the largest such estimate
+// over the instance's tangent components. A residual computed with cancellation
+// ((x + 1000)² − 2000x: intermediates of 1e6 for a result near 1) gets the noise it
+// really has. The probes cost 4 more residual evaluations per tangent component.
 // A residual that is not differentiable at x (|a| at 0, select() at its switch, a Lie log
 // at π) fails honestly: there the two derivatives differ.
 #pragma once
@@ -52,6 +61,9 @@ struct GradientCheckEntry {
   size_t row = 0, col = 0;
   double jacobian = 0, finite_difference = 0;
   double absolute_error = 0, relative_error = 0;
+  // The finite difference's estimated rounding error (see above), part of the tolerance; 0
+  // from compare_jacobians with numeric Jacobians that carry no estimate.
+  double rounding = 0;
   // absolute_error / (absolute_tolerance + relative_tolerance·max(|J|, |J_fd|)): > 1 fails
   // (infinite when the tolerance is 0 and the error is not; NaN entries fail as infinite).
   double excess = 0;

@@ -17,7 +17,7 @@ void measure(GradientCheckEntry& e, const GradientCheckOptions& o) {
   const double scale = std::max(std::abs(e.jacobian), std::abs(e.finite_difference));
   e.absolute_error = std::abs(e.jacobian - e.finite_difference);
   e.relative_error = e.absolute_error == 0 ? 0 : e.absolute_error / scale;
-  const double tolerance = o.absolute_tolerance + o.relative_tolerance * scale;
+  const double tolerance = o.absolute_tolerance + o.relative_tolerance * scale + e.rounding;
   if (!std::isfinite(e.absolute_error)) e.excess = std::numeric_limits<double>::infinity();
   else if (e.absolute_error == 0) e.excess = 0;
   else e.excess = tolerance > 0 ? e.absolute_error / tolerance : std::numeric_limits<double>::infinity();
@@ -65,6 +65,8 @@ GradientCheckResult compare_jacobians(const std::vector<InstanceEvaluation>& ana
     ++result.instances;
     for (size_t s = 0; s < a.blocks.size(); ++s) {
       const RowMajorMatrix &J = a.blocks[s].jacobian, &F = n.blocks[s].jacobian;
+      const RowMajorMatrix& rounding = n.blocks[s].rounding;  // empty unless from finite differences
+      const bool has_rounding = rounding.rows() == F.rows() && rounding.cols() == F.cols();
       for (Eigen::Index r = 0; r < J.rows(); ++r)
         for (Eigen::Index c = 0; c < J.cols(); ++c) {
           GradientCheckEntry e;
@@ -76,6 +78,7 @@ GradientCheckResult compare_jacobians(const std::vector<InstanceEvaluation>& ana
           e.col = static_cast<size_t>(c);
           e.jacobian = J(r, c);
           e.finite_difference = F(r, c);
+          if (has_rounding && std::isfinite(rounding(r, c))) e.rounding = rounding(r, c);
           measure(e, options);
           ++result.entries;
           if (e.excess > 1) ++result.failed_entries;
@@ -107,8 +110,8 @@ std::string GradientCheckResult::report() const {
     out += "  " + (e.cost.empty() ? "group " + std::to_string(e.which.group) : "'" + e.cost + "'") + " instance " +
            std::to_string(e.which.instance) + " " + std::string(e.type) + " " + std::to_string(e.id) + " (slot " +
            std::to_string(e.slot) + (e.slot_name.empty() ? "" : " " + e.slot_name) + ") J(" + std::to_string(e.row) + "," + std::to_string(e.col) + "): " +
-           format("%.9g vs fd %.9g, abs %.3g rel %.3g excess %.3g", e.jacobian, e.finite_difference,
-                  e.absolute_error, e.relative_error, e.excess) +
+           format("%.9g vs fd %.9g, abs %.3g rel %.3g rounding %.3g excess %.3g", e.jacobian, e.finite_difference,
+                  e.absolute_error, e.relative_error, e.rounding, e.excess) +
            "\n";
   }
   return out;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <mutex>
+#include <iterator>
 #include <string>
 
 #include "lsjit/runtime/analyze/problem_layout.h"
@@ -173,7 +174,7 @@ void by_group(const std::vector<CostInstance>& which, F&& f) {
   }
 }
 
-// Instances per finite-difference batch: bounds its memory (2·ΣT evaluations each).
+// Instances per finite-difference batch: bounds its memory (6·ΣT evaluations each).
 constexpr size_t kDifferenceChunk = 256;
 
 // The step for tangent component c of a variable at x: relative_step · max(1, |x_c|) for a
@@ -187,10 +188,20 @@ double step(const VariableType& t, const double* x, int c, double relative_step)
   return relative_step * std::max(1.0, norm);
 }
 
+// The rounding probes: per tangent component, the residual at x ⊞ jη e_c for these j, with
+// η = kProbeSpacing·h. Over so small a spacing the residual is a cubic to far below
+// rounding, so the fourth difference f(−2) − 4f(−1) + 6f(0) − 4f(1) + f(2) (f(0) the
+// instance's own residual) is rounding alone: with independent errors of deviation σ its
+// deviation is √70·σ.
+constexpr double kProbeOffsets[] = {-2.0, -1.0, 1.0, 2.0};
+constexpr size_t kProbes = std::size(kProbeOffsets);
+constexpr size_t kEvaluationsPerComponent = 2 + kProbes;
+constexpr double kProbeSpacing = 1e-3;
+
 // The central-difference batch of `base` (one evaluation per instance): per instance k,
-// 2·ΣT evaluations, for slot s in order, component c in order, x_s ⊞ +h e_c then x_s ⊞ −h e_c
-// (the type's retraction), with the other slots at the instance's own rows. steps gets
-// each pair's h, in that order.
+// kEvaluationsPerComponent·ΣT evaluations, for slot s in order, component c in order,
+// x_s ⊞ +h e_c, x_s ⊞ −h e_c and the probes x_s ⊞ jη e_c (the type's retraction), with the
+// other slots at the instance's own rows. steps gets each component's h, in that order.
 Batch perturbed(const detail::ProblemLayout& L, const detail::KernelGroup& kg, const Batch& base,
                 double relative_step, std::vector<double>& steps) {
   const size_t n = kg.slot_type.size();
@@ -205,8 +216,9 @@ Batch perturbed(const detail::ProblemLayout& L, const detail::KernelGroup& kg, c
       std::vector<double> delta(static_cast<size_t>(t.tangent), 0.0);
       for (int c = 0; c < t.tangent; ++c) {
         const double h = steps.emplace_back(step(t, x, c, relative_step));
-        for (const double sign : {1.0, -1.0}) {
-          delta[c] = sign * h;
+        for (const double offset : {1.0, -1.0, kProbeSpacing * kProbeOffsets[0], kProbeSpacing * kProbeOffsets[1],
+                                    kProbeSpacing * kProbeOffsets[2], kProbeSpacing * kProbeOffsets[3]}) {
+          delta[c] = offset * h;
           const size_t row = p.values[s].size() / static_cast<size_t>(t.ambient);
           p.values[s].resize(p.values[s].size() + static_cast<size_t>(t.ambient));
           t.retract(x, delta.data(), p.values[s].data() + row * static_cast<size_t>(t.ambient));
@@ -223,23 +235,52 @@ Batch perturbed(const detail::ProblemLayout& L, const detail::KernelGroup& kg, c
   return p;
 }
 
-// The Jacobian blocks of `out` (the instances of `base`, in order) from central differences.
+// The Jacobian blocks of `out` (the instances of `base`, in order) from central differences,
+// and each entry's rounding allowance: kRoundingDeviations deviations of the difference
+// quotient's rounding error, σ/(√2·h) for residual row noise σ, where σ is the largest
+// fourth-difference estimate of the row over all of the instance's components (one
+// estimate alone can be 0 by chance).
+constexpr double kRoundingDeviations = 4.0;
+
 void difference_jacobians(const detail::ProblemLayout& L, const detail::KernelGroup& kg, const Batch& base,
                           double relative_step, InstanceEvaluation* const* out) {
   std::vector<double> steps;
   const Batch p = perturbed(L, kg, base, relative_step, steps);
   const std::vector<double> res = run(residual_kernel(kg), p)[0];
   const size_t n = kg.slot_type.size(), R = kg.residual_dim;
-  size_t e = 0;  // evaluation, in perturbed()'s order: +h and −h of pair e / 2
-  for (int64_t k = 0; k < base.count; ++k)
+  const size_t per_component = kEvaluationsPerComponent;
+  size_t e = 0;  // first evaluation of the current component, in perturbed()'s order
+  std::vector<double> noise(R);
+  for (int64_t k = 0; k < base.count; ++k) {
+    std::fill(noise.begin(), noise.end(), 0.0);
+    const Eigen::VectorXd& f0 = out[k]->residuals;
+    const size_t first = e;
     for (size_t s = 0; s < n; ++s) {
       const int T = L.types[kg.slot_type[s]].type->tangent;
       RowMajorMatrix& J = out[k]->blocks[s].jacobian;
       J.resize(static_cast<Eigen::Index>(R), T);
-      for (int c = 0; c < T; ++c, e += 2)
-        for (size_t r = 0; r < R; ++r)
-          J(static_cast<Eigen::Index>(r), c) = (res[e * R + r] - res[(e + 1) * R + r]) / (2 * steps[e / 2]);
+      for (int c = 0; c < T; ++c, e += per_component) {
+        const double* plus = &res[e * R];
+        const double* minus = &res[(e + 1) * R];
+        const double* probe = &res[(e + 2) * R];  // offsets −2, −1, 1, 2
+        for (size_t r = 0; r < R; ++r) {
+          J(static_cast<Eigen::Index>(r), c) = (plus[r] - minus[r]) / (2 * steps[e / per_component]);
+          const double fourth = probe[r] - 4 * probe[R + r] + 6 * f0(static_cast<Eigen::Index>(r)) -
+                                4 * probe[2 * R + r] + probe[3 * R + r];
+          noise[r] = std::max(noise[r], std::abs(fourth) / std::sqrt(70.0));
+        }
+      }
     }
+    for (size_t s = 0, c0 = first; s < n; ++s) {
+      const int T = L.types[kg.slot_type[s]].type->tangent;
+      RowMajorMatrix& rounding = out[k]->blocks[s].rounding;
+      rounding.resize(static_cast<Eigen::Index>(R), T);
+      for (int c = 0; c < T; ++c, c0 += per_component)
+        for (size_t r = 0; r < R; ++r)
+          rounding(static_cast<Eigen::Index>(r), c) =
+              kRoundingDeviations * noise[r] / (std::sqrt(2.0) * steps[c0 / per_component]);
+    }
+  }
 }
 
 }  // namespace

@@ -60,6 +60,10 @@ struct JacobianBlock {
   // Lie groups, the tangent order of docs/variables.md). The Jacobian the solver uses
   // (GTSAM's linearize). 0 x 0 when Jacobians were not asked for.
   RowMajorMatrix jacobian;
+  // finite_difference_jacobians only (else 0 x 0): per entry, the rounding error its
+  // central difference may carry, estimated from the residual's own rounding noise
+  // (gradient_checker.h); the gradient checker adds it to the entry's tolerance.
+  RowMajorMatrix rounding;
 };
 
 struct InstanceEvaluation {

@@ -167,3 +167,58 @@ TEST_CASE("compare_jacobians refuses evaluations it cannot compare") {
   bad.relative_tolerance = -1;
   CHECK_THROWS_AS(a.check_gradients(v, bad), Error);
 }
+
+// A camera calibration as a user writes it: pinhole intrinsics (fx, fy, cx, cy), a camera
+// pose and world points, residuals in pixels of a 640x480 image at the truth plus noise.
+// Entries whose derivative is zero or nearly so (a pixel's u against the point's y) meet
+// finite differences of pixel-sized values: rounding of ε·|u|/h ≈ 1e-7 with the default step.
+TEST_CASE("the gradient checker's defaults pass a correct pixel reprojection cost") {
+  auto pixel = cost("checker_pixel", [](const auto& v, VecVar<4> intrinsics, SE3Var pose, VecVar<3> point,
+                                        const auto& uv) {
+    using S = Sym;
+    const Eigen::Matrix<S, 4, 1> k = v[intrinsics];
+    const Eigen::Matrix<S, 3, 1> p = v[pose].inverse() * v[point];
+    return Eigen::Matrix<S, 2, 1>(k(0) * p(0) / p(2) + k(2) - uv(0), k(1) * p(1) / p(2) + k(3) - uv(1));
+  });
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  Problem p;
+  Values values;
+  const Eigen::Vector4d k(525.0, 523.0, 319.5, 239.5);
+  values.set(VecVar<4>(0), k);
+  for (int c = 0; c < 6; ++c)
+    values.set(SE3Var(c), SE3d::exp((Eigen::Matrix<double, 6, 1>() << 0.3 * u(rng), 0.3 * u(rng), -2.0 + 0.2 * u(rng),
+                                     0.1 * u(rng), 0.1 * u(rng), 0.1 * u(rng)).finished()));
+  for (int j = 0; j < 30; ++j) values.set(VecVar<3>(j), Eigen::Vector3d(0.8 * u(rng), 0.6 * u(rng), 0.3 * u(rng)));
+  for (int c = 0; c < 6; ++c)
+    for (int j = 0; j < 30; ++j) {
+      const Eigen::Vector3d q = values.get(SE3Var(c)).inverse() * values.get(VecVar<3>(j));
+      const Eigen::Vector2d uv(k(0) * q(0) / q(2) + k(2) + 0.5 * u(rng), k(1) * q(1) / q(2) + k(3) + 0.5 * u(rng));
+      p.add(pixel, VecVar<4>(0), SE3Var(c), VecVar<3>(j), uv);
+    }
+  const AnalyzedProblem analyzed = p.analyze(lsjit::testing::analyze_with());
+  const GradientCheckResult check = analyzed.check_gradients(values);
+  CAPTURE(check.report());
+  CHECK(check.passed);
+}
+
+// A residual computed with cancellation: (x + 1000)² − 10⁶ − 2000x = x², through
+// intermediates of 10⁶, so its rounding noise is ε·10⁶ ≈ 2e-10 whatever its size, and the
+// finite difference's ≈ 1e-4 at h = 1e-6. The measured noise, not |r|, sets the tolerance,
+// and stays far below an error worth catching (1% of the derivative).
+TEST_CASE("the gradient checker measures a residual's rounding noise, cancellation included") {
+  auto cancel = cost("checker_cancel", [](const auto& v, ScalarVar x) {
+    const Sym a = v[x] + 1000.0;
+    return a * a - 1e6 - 2000.0 * v[x];
+  });
+  Problem p;
+  p.add(cancel, ScalarVar(0));
+  Values values;
+  values.set(ScalarVar(0), 0.3);
+  const GradientCheckResult check = p.analyze(lsjit::testing::analyze_with()).check_gradients(values);
+  CAPTURE(check.report());
+  CHECK(check.passed);
+  REQUIRE(check.worst.size() == 1);
+  CHECK(check.worst[0].rounding > 1e-6);  // the noise of 10⁶-sized intermediates, not of r ≈ 0.09
+  CHECK(check.worst[0].rounding < 0.01 * 0.6);
+}
