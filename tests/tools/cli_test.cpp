@@ -157,3 +157,15 @@ TEST_CASE("lsjit trace --stage llvm|optimized|asm prints the kernel of each mode
   CHECK(normal.out.find("stage=normal_equations") != std::string::npos);
   CHECK(normal.out.find("H[a,b](5,5) = %") != std::string::npos);
 }
+
+// A user's own cost cannot be named on the command line; the help says how to get its trace.
+TEST_CASE("lsjit trace --help says how to trace a user's own cost") {
+  const Run r = run("trace --help");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("LSJIT_DUMP_DIR") != std::string::npos);
+  CHECK(r.out.find("COST-HASH.traced.ir") != std::string::npos);
+  CHECK(run("--help").out.find("LSJIT_DUMP_DIR") != std::string::npos);
+  const Run bare = run("trace");
+  CHECK(bare.exit_code == 2);
+  CHECK(bare.out.find("LSJIT_DUMP_DIR") != std::string::npos);
+}

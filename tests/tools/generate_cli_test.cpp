@@ -2,6 +2,7 @@
 // the readers accept, and reports bad usage with exit code 2.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -171,4 +172,58 @@ TEST_CASE("io: lsjit generate fails with exit code 1 when it cannot write the fi
   CHECK(r.exit_code == 1);
   CHECK(r.out == "lsjit: " + file.string() + ": cannot write: No such file or directory\n");
   CHECK(!fs::exists(file));
+}
+
+// The truth a user measures a solve against: the library's true poses under the same edges,
+// and a solve from the drifting start that lands near it.
+TEST_CASE("io: lsjit generate --truth writes the true values beside the problem") {
+  const fs::path dir = generate_dir("truth");
+  const fs::path file = dir / "graph.g2o", truth = dir / "truth.g2o", solved = dir / "solved.g2o";
+  Run r = run("generate pose-graph --dim 2 --poses 150 --loop-closures 120 --noise 0.01 --seed 4 --out " +
+              file.string() + " --truth " + truth.string());
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("; the truth in " + truth.string() + "\n") != std::string::npos);
+  lsjit::io::PoseGraphSpec spec;
+  spec.dimension = 2;
+  spec.poses = 150;
+  spec.loop_closures = 120;
+  spec.translation_sigma = spec.rotation_sigma = 0.01;
+  spec.seed = 4;
+  const lsjit::io::GeneratedPoseGraph generated = lsjit::io::generate_pose_graph(spec);
+  lsjit::io::PoseGraph expected = generated.graph;
+  expected.poses2 = generated.truth2;
+  const lsjit::io::PoseGraph read_truth = lsjit::io::read_g2o(truth);
+  CHECK(lsjit::io::format_g2o(read_truth) == lsjit::io::format_g2o(expected));
+
+  // Position error against the truth, anchored at pose 0 as the solve holds it.
+  auto error = [&](const lsjit::io::PoseGraph& g) {
+    double sum = 0;
+    for (size_t k = 0; k < g.poses2.size(); ++k)
+      sum += (g.poses2[k].translation() - read_truth.poses2[k].translation()).squaredNorm();
+    return std::sqrt(sum / static_cast<double>(g.poses2.size()));
+  };
+  REQUIRE(run("solve " + file.string() + " --out " + solved.string()).exit_code == 0);
+  const double before = error(lsjit::io::read_g2o(file)), after = error(lsjit::io::read_g2o(solved));
+  CAPTURE(before);
+  CAPTURE(after);
+  CHECK(after < 0.6 * before);  // 0.11 against 0.22: the seed fixes both
+
+  const fs::path bal = dir / "problem.bal", bal_truth = dir / "problem_truth.bal";
+  r = run("generate bal --cameras 4 --points 30 --observations-per-point 3 --seed 2 --out " + bal.string() +
+          " --truth " + bal_truth.string());
+  REQUIRE(r.exit_code == 0);
+  lsjit::io::BalSpec bal_spec;
+  bal_spec.cameras = 4;
+  bal_spec.points = 30;
+  bal_spec.observations_per_point = 3;
+  bal_spec.seed = 2;
+  bal_spec.pixel_sigma = 1.0;
+  const lsjit::io::BalProblem true_bal = lsjit::io::read_bal(bal_truth);
+  const lsjit::io::GeneratedBal generated_bal = lsjit::io::generate_bal(bal_spec);
+  CHECK(lsjit::io::format_bal(true_bal) == lsjit::io::format_bal(generated_bal.truth));
+
+  r = run("generate bal --cameras 4 --points 30 --observations-per-point 3 --out " + bal.string() + " --truth " +
+          bal.string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--truth and --out name the same file") != std::string::npos);
 }

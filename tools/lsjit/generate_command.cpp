@@ -10,6 +10,7 @@
 #include <ostream>
 #include <set>
 #include <sstream>
+#include <filesystem>
 #include <string>
 
 #include <sys/resource.h>
@@ -26,9 +27,9 @@ namespace {
 
 constexpr const char* kGenerateUsage = R"(usage:
   lsjit generate pose-graph --dim 2|3 --poses N --loop-closures M [--noise SIGMA] [--seed S]
-                            [--indefinite-edges K] --out FILE
+                            [--indefinite-edges K] --out FILE [--truth TRUTH]
   lsjit generate bal --cameras C --points P --observations-per-point K [--noise SIGMA]
-                     [--seed S] --out FILE
+                     [--seed S] --out FILE [--truth TRUTH]
 
 pose-graph   a Manhattan-world trajectory of N poses (SE2 or SE3), N - 1 odometry edges and
              M loop closures between nearby poses, written as g2o. SIGMA (default 0.02) is
@@ -42,6 +43,9 @@ pose-graph   a Manhattan-world trajectory of N poses (SE2 or SE3), N - 1 odometr
 bal          C cameras on a ring around P points, each point seen by K distinct cameras,
              written as a BAL file. SIGMA (default 1) is the pixel noise; the initial
              cameras and points are perturbed from the truth.
+TRUTH, when given, gets the same problem with the true values in place of the initial
+estimate (g2o: the true VERTEX lines and the same edges; BAL: the true cameras and points
+and the same observations), so that the error of a solve can be measured against it.
 SIGMA is 0 (no noise) or in [1e-12, 1e6]. S (default 1) seeds the generator: the same
 arguments write the same file. A problem that would not fit in the memory this process
 may use (RAM, ulimit -v, the cgroup's memory.max) is refused before any work.
@@ -136,18 +140,38 @@ CLI::Validator any_seed() {
       "a non-negative integer");
 }
 
-// --out: required, a file name; checked as an output (text.h) before any work.
-CLI::Option* add_out(CLI::App& app, std::string& file) {
-  return app.add_option("--out", file)->required()->check([](const std::string& s) {
+// --out: required, a file name; --truth: optional, another file name. Both are checked as
+// outputs (text.h) before any work.
+struct OutputFiles {
+  std::string out, truth;
+};
+void add_outputs(CLI::App& app, OutputFiles& files) {
+  auto file_name = [](const std::string& s) {
     return s.empty() ? std::string("expected a file name, not ''") : std::string();
-  });
+  };
+  app.add_option("--out", files.out)->required()->check(file_name);
+  app.add_option("--truth", files.truth)->check(file_name);
+}
+
+// "" when the outputs may be written, else why not (as a usage error).
+std::string check_outputs(const OutputFiles& files) {
+  if (!files.truth.empty() && std::filesystem::absolute(files.truth).lexically_normal() ==
+                                  std::filesystem::absolute(files.out).lexically_normal())
+    return "--truth and --out name the same file '" + printable(files.out) + "': expected two files";
+  (void)io::detail::checked_write_target(files.out);  // a refused output is refused before the work
+  if (!files.truth.empty()) (void)io::detail::checked_write_target(files.truth);
+  return "";
+}
+
+std::string truth_note(const OutputFiles& files) {
+  return files.truth.empty() ? "" : "; the truth in " + printable(files.truth, std::string::npos);
 }
 
 int pose_graph(const Args& args, std::ostream& out, std::ostream& err) {
   io::PoseGraphSpec spec;
   spec.seed = kDefaultSeed;
   double noise = 0.02;
-  std::string file;
+  OutputFiles files;
   CLI::App app;
   app.add_option("--dim", spec.dimension)->required()->check(integer_in(2, 3));
   app.add_option("--poses", spec.poses)->required()->check(integer_in(1, kMaxCount));
@@ -156,13 +180,16 @@ int pose_graph(const Args& args, std::ostream& out, std::ostream& err) {
   app.add_option("--seed", spec.seed)->check(any_seed());
   // At most the number of edges: generate_pose_graph says so when it is more.
   app.add_option("--indefinite-edges", spec.indefinite_edges)->check(integer_in(0, 2 * kMaxCount));
-  add_out(app, file);
+  add_outputs(app, files);
   if (!parse_generate_flags(app, args, "pose-graph", err)) return 2;
   spec.translation_sigma = spec.rotation_sigma = noise;
   if (!fits_in_memory(io::generated_pose_graph_bytes(spec),
                       "a pose graph of " + std::to_string(spec.poses) + " poses", err))
     return 2;
-  (void)io::detail::checked_write_target(file);  // a refused --out is refused before the work
+  if (std::string refused = check_outputs(files); !refused.empty()) {
+    err << "lsjit generate pose-graph: " << refused << "\n";
+    return 2;
+  }
 
   io::GeneratedPoseGraph generated;
   try {
@@ -171,14 +198,20 @@ int pose_graph(const Args& args, std::ostream& out, std::ostream& err) {
     err << "lsjit generate pose-graph: " << e.what() << "\n";
     return 2;
   }
-  io::write_g2o(file, generated.graph, {.allow_indefinite_information = spec.indefinite_edges > 0});
-  out << "wrote " << printable(file, std::string::npos) << ": SE" << spec.dimension << " pose graph, " << spec.poses
+  io::write_g2o(files.out, generated.graph, {.allow_indefinite_information = spec.indefinite_edges > 0});
+  if (!files.truth.empty()) {
+    io::PoseGraph truth = generated.graph;
+    truth.poses2 = generated.truth2;
+    truth.poses3 = generated.truth3;
+    io::write_g2o(files.truth, truth, {.allow_indefinite_information = spec.indefinite_edges > 0});
+  }
+  out << "wrote " << printable(files.out, std::string::npos) << ": SE" << spec.dimension << " pose graph, " << spec.poses
       << " poses, " << generated.graph.num_edges() << " edges (" << spec.poses - 1 << " odometry, "
       << spec.loop_closures << " loop closures), noise " << noise << ", seed " << spec.seed;
   if (spec.indefinite_edges > 0)
     out << ", " << spec.indefinite_edges << " with an information matrix that is not positive definite (lsjit solve "
         << "--repair-information block-diagonal|nearest-pd reads them)";
-  out << "\n";
+  out << truth_note(files) << "\n";
   return 0;
 }
 
@@ -186,7 +219,7 @@ int bal(const Args& args, std::ostream& out, std::ostream& err) {
   io::BalSpec spec;
   spec.seed = kDefaultSeed;
   spec.pixel_sigma = 1.0;
-  std::string file;
+  OutputFiles files;
   CLI::App app;
   app.add_option("--cameras", spec.cameras)->required()->check(integer_in(1, INT32_MAX));
   app.add_option("--points", spec.points)->required()->check(integer_in(0, INT32_MAX));
@@ -194,12 +227,15 @@ int bal(const Args& args, std::ostream& out, std::ostream& err) {
   app.add_option("--observations-per-point", spec.observations_per_point)->required()->check(integer_in(1, INT32_MAX));
   app.add_option("--noise", spec.pixel_sigma)->check(noise_in_range());
   app.add_option("--seed", spec.seed)->check(any_seed());
-  add_out(app, file);
+  add_outputs(app, files);
   if (!parse_generate_flags(app, args, "bal", err)) return 2;
   if (!fits_in_memory(io::generated_bal_bytes(spec), "a BAL problem of " + std::to_string(spec.points) + " points",
                       err))
     return 2;
-  (void)io::detail::checked_write_target(file);
+  if (std::string refused = check_outputs(files); !refused.empty()) {
+    err << "lsjit generate bal: " << refused << "\n";
+    return 2;
+  }
 
   io::GeneratedBal generated;
   try {
@@ -208,10 +244,11 @@ int bal(const Args& args, std::ostream& out, std::ostream& err) {
     err << "lsjit generate bal: " << e.what() << "\n";
     return 2;
   }
-  io::write_bal(file, generated.initial);
-  out << "wrote " << printable(file, std::string::npos) << ": BAL problem, " << spec.cameras << " cameras, "
+  io::write_bal(files.out, generated.initial);
+  if (!files.truth.empty()) io::write_bal(files.truth, generated.truth);
+  out << "wrote " << printable(files.out, std::string::npos) << ": BAL problem, " << spec.cameras << " cameras, "
       << spec.points << " points, " << generated.initial.observations.size() << " observations, pixel noise "
-      << spec.pixel_sigma << ", seed " << spec.seed << "\n";
+      << spec.pixel_sigma << ", seed " << spec.seed << truth_note(files) << "\n";
   return 0;
 }
 

@@ -29,15 +29,17 @@ commands:
                                        normal_equations)
   trace FILE.ir [--stage ...]
                       read IR text (e.g. a dumped trace), check it, and print it at a
-                      stage (a traced file can be taken to any later stage)
+                      stage (a traced file can be taken to any later stage). Your own
+                      cost: run your program with LSJIT_DUMP_DIR=DIR, then
+                      lsjit trace DIR/COST-HASH.traced.ir (lsjit trace --help)
   trace --list        list the built-in costs
   trace --op-counts   op counts of every built-in cost: residual alone, and residual +
                       Jacobian with forward and with reverse accumulation
   cache list|show|diff|stats|verify|gc|clear   inspect the kernel cache (lsjit cache help)
   generate pose-graph --dim 2|3 --poses N --loop-closures M [--noise SIGMA] [--seed S]
-                      [--indefinite-edges K] --out FILE
+                      [--indefinite-edges K] --out FILE [--truth TRUTH]
   generate bal --cameras C --points P --observations-per-point K [--noise SIGMA]
-               [--seed S] --out FILE
+               [--seed S] --out FILE [--truth TRUTH]
                       write a synthetic problem with a known ground truth, as g2o or BAL
                       (lsjit generate help)
   help                show this message

@@ -60,6 +60,29 @@ std::string kernel_symbol_part(const std::string& name) {
   return out;
 }
 
+constexpr const char* kTraceUsage = R"(usage:
+  lsjit trace COST [--stage STAGE] [--mode MODE] [--vector-width N]
+  lsjit trace FILE.ir [--stage STAGE] [--mode MODE] [--vector-width N]
+  lsjit trace --list | --op-counts
+
+COST is a built-in cost (lsjit trace --list); FILE.ir is IR text, checked before use.
+STAGE: traced, simplified, jacobian (default), normal_equations (IR), or llvm, optimized,
+asm (the machine code of the kernel for MODE: residual, residual_jacobian (default) or
+normal_equations). N: the kernel's vector width, 0 (the host's best), 1, 2, 4 or 8.
+
+Your own cost. lsjit cannot run your C++ lambda from here, but your program can write its
+traces: run it with LSJIT_DUMP_DIR set, and analyze() writes, per cost group,
+
+  DIR/COST-HASH.traced.ir  .simplified.ir  .jacobian.ir  .normal_equations.ir
+
+(COST the cost's name, HASH 12 hex digits of its structural hash; LSJIT_LOG_COMPILES=1
+prints which HASH each kernel came from). Then take a dump to any later stage or to
+machine code:
+
+  LSJIT_DUMP_DIR=/tmp/traces ./my_program
+  lsjit trace /tmp/traces/my_cost-0123456789ab.traced.ir --stage asm --mode normal_equations
+)";
+
 // The flags and operand of `lsjit trace`.
 struct TraceArgs {
   std::string source, stage, mode_text = "residual_jacobian";
@@ -192,6 +215,10 @@ int print_stage(const ir::Trace& trace, const TraceArgs& a, compiler::KernelMode
 }  // namespace
 
 int trace_command(const Args& args, std::ostream& out, std::ostream& err) {
+  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
+    out << kTraceUsage;
+    return 0;
+  }
   TraceArgs a;
   if (const int status = parse_trace_args(args, &a, err)) return status;
   if (a.list) {
@@ -204,7 +231,8 @@ int trace_command(const Args& args, std::ostream& out, std::ostream& err) {
     return 0;
   }
   if (a.source.empty()) {
-    err << "lsjit trace: name a built-in cost (lsjit trace --list shows them) or an IR file\n";
+    err << "lsjit trace: name a built-in cost (lsjit trace --list shows them) or an IR file, such as a trace "
+           "of your own cost dumped with LSJIT_DUMP_DIR (lsjit trace --help)\n";
     return 2;
   }
   const std::optional<compiler::KernelMode> mode = compiler::mode_from_name(a.mode_text);
