@@ -20,6 +20,9 @@ constexpr double kCanvasWidth = 1500, kCanvasHeight = 600;
 constexpr double kPanelLeft = 24, kPanelWidth = 470, kPanelGap = 20;
 constexpr double kPlotInsetLeft = 66, kPlotTop = 112, kPlotSize = 384;
 constexpr double kPlotBottom = kPlotTop + kPlotSize;
+// A further row of graph panels (SolvePlot::more_views): the plot, its tick labels and axis
+// name, and the next row's heading.
+constexpr double kRowHeight = kPlotSize + 96;
 
 constexpr const char* kOdometryColor = "#1f5fa8";
 constexpr const char* kLoopColor = "#d6452b";
@@ -83,8 +86,8 @@ struct Area {
 
 double panel_x(int i) { return kPanelLeft + i * (kPanelWidth + kPanelGap); }
 
-void panel_heading(Svg& svg, int i, const std::string& heading) {
-  svg.text(panel_x(i) + kPlotInsetLeft, kPlotTop - 12, heading, 15, " font-weight=\"bold\"");
+void panel_heading(Svg& svg, int i, const std::string& heading, double plot_top = kPlotTop) {
+  svg.text(panel_x(i) + kPlotInsetLeft, plot_top - 12, heading, 15, " font-weight=\"bold\"");
 }
 
 // Grid lines, tick marks and tick labels of a linear axis pair, then the frame.
@@ -115,11 +118,11 @@ double tick_step(const std::vector<double>& ticks, double fallback) {
 
 // One graph panel: the odometry chains as polylines, the loop closures as one path.
 void graph_panel(Svg& svg, int i, const std::string& heading, const std::vector<Point2>& pos,
-                 const GraphTopology& topology, const Area& a) {
-  panel_heading(svg, i, heading);
+                 const GraphTopology& topology, const Area& a, const std::string& x_name, const std::string& y_name) {
+  panel_heading(svg, i, heading, a.top);
   const std::vector<double> xt = nice_ticks(a.x0, a.x1, 5), yt = nice_ticks(a.y0, a.y1, 5);
   linear_axes(svg, a, xt, yt, tick_step(xt, a.x1 - a.x0), tick_step(yt, a.y1 - a.y0));
-  axis_names(svg, a, "x", "y");
+  axis_names(svg, a, x_name, y_name);
 
   std::string loops;
   for (const auto& [u, v] : topology.loop_closures) {
@@ -249,6 +252,42 @@ void histogram_panel(Svg& svg, int i, const std::string& heading, const std::vec
   }
 }
 
+// What a histogram panel says of its errors (the finite, non-negative ones): its x range,
+// a little past the 99th percentile (so that a few huge outliers, counted in the last bin,
+// do not squeeze the rest into one bar, and a constant error is not all in the last bin),
+// and the RMS and median printed under it.
+struct ErrorStatistics {
+  double top = 1, rms = 0, median = 0;
+  size_t count = 0;
+};
+
+ErrorStatistics error_statistics(std::vector<double> v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x) || x < 0; }), v.end());
+  ErrorStatistics s;
+  s.count = v.size();
+  if (v.empty()) return s;
+  double sum = 0;
+  for (double x : v) sum += x * x;
+  s.rms = std::sqrt(sum / static_cast<double>(v.size()));
+  std::sort(v.begin(), v.end());
+  s.median = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  const double p99 = v[(v.size() - 1) * 99 / 100];
+  s.top = p99 > 0 ? 1.1 * p99 : 1;
+  return s;
+}
+
+// One panel of errors: the histogram on its own scales, and its statistics below it.
+void error_panel(Svg& svg, int i, const std::string& heading, const std::vector<double>& errors,
+                 const ErrorStatistics& stats, const std::string& x_name) {
+  const std::vector<size_t> counts = histogram(errors, stats.top);
+  const double y_max = static_cast<double>(std::max<size_t>(1, *std::max_element(counts.begin(), counts.end()))) * 1.05;
+  histogram_panel(svg, i, heading, counts, stats.top, y_max, x_name);
+  svg.text(panel_x(i) + kPlotInsetLeft, kPlotBottom + 48,
+           "RMS " + general(stats.rms) + ", median " + general(stats.median) + " (" + std::to_string(stats.count) +
+               " errors)",
+           12);
+}
+
 void legend(Svg& svg, double y) {
   const double x = panel_x(0) + kPlotInsetLeft;
   svg.line(x, y, x + 28, y, kOdometryColor, 1.4);
@@ -328,9 +367,10 @@ std::string xml_escape(std::string_view text) {
 
 namespace {
 // The document's start: canvas, <title>, background, title and subtitle lines.
-void document_start(Svg& svg, const std::string& title, const std::string& subtitle) {
+void document_start(Svg& svg, const std::string& title, const std::string& subtitle,
+                    double height = kCanvasHeight) {
   svg.raw("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + px(kCanvasWidth) + "\" height=\"" +
-          px(kCanvasHeight) + "\" viewBox=\"0 0 " + px(kCanvasWidth) + " " + px(kCanvasHeight) +
+          px(height) + "\" viewBox=\"0 0 " + px(kCanvasWidth) + " " + px(height) +
           "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" fill=\"" + kTextColor + "\">\n");
   svg.raw("<title>" + xml_escape(title) + "</title>\n");
   svg.raw("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
@@ -339,15 +379,15 @@ void document_start(Svg& svg, const std::string& title, const std::string& subti
 }
 }  // namespace
 
-std::string solve_plot_svg(const SolvePlot& plot) {
-  if (plot.before.size() != plot.after.size())
+namespace {
+// One row of graph panels: before and after of one projection, on one scale (the square
+// around every drawable vertex of both, 4% margin; x and y at the same scale).
+void projection_row(Svg& svg, const GraphView& view, const std::string& after_label, const GraphTopology& topology,
+                    double plot_top) {
+  if (view.before.size() != view.after.size())
     throw std::invalid_argument("solve_plot_svg: before and after have different numbers of vertices");
-  Svg svg;
-  document_start(svg, plot.title, plot.subtitle);
-
-  // One scale for both graph panels: the square around every drawable vertex, 4% margin.
   double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
-  for (const auto* positions : {&plot.before, &plot.after})
+  for (const auto* positions : {&view.before, &view.after})
     for (const Point2& p : *positions)
       if (finite(p)) {
         x0 = std::min(x0, p.x), x1 = std::max(x1, p.x);
@@ -357,13 +397,26 @@ std::string solve_plot_svg(const SolvePlot& plot) {
   const double span = std::max({x1 - x0, y1 - y0, 1e-9 * std::max({std::abs(x0), std::abs(y0), 1.0})}) * 1.08;
   const double cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
   for (int i = 0; i < 2; ++i) {
-    const Area a{panel_x(i) + kPlotInsetLeft, kPlotTop, kPlotSize, cx - span / 2, cx + span / 2,
+    const Area a{panel_x(i) + kPlotInsetLeft, plot_top, kPlotSize, cx - span / 2, cx + span / 2,
                  cy - span / 2, cy + span / 2};
-    graph_panel(svg, i, i == 0 ? "before: initial estimate" : plot.after_label, i == 0 ? plot.before : plot.after,
-                plot.topology, a);
+    const std::string heading = (i == 0 ? std::string("before: initial estimate") : after_label) +
+                                (view.name.empty() ? "" : " (" + view.name + ")");
+    graph_panel(svg, i, heading, i == 0 ? view.before : view.after, topology, a, view.x_name, view.y_name);
   }
+}
+}  // namespace
+
+std::string solve_plot_svg(const SolvePlot& plot) {
+  Svg svg;
+  const double extra = static_cast<double>(plot.more_views.size()) * kRowHeight;
+  document_start(svg, plot.title, plot.subtitle, kCanvasHeight + extra);
+  projection_row(svg, {plot.more_views.empty() ? "" : "x-y", "x", "y", plot.before, plot.after}, plot.after_label,
+                 plot.topology, kPlotTop);
+  for (size_t r = 0; r < plot.more_views.size(); ++r)
+    projection_row(svg, plot.more_views[r], plot.after_label, plot.topology,
+                   kPlotTop + static_cast<double>(r + 1) * kRowHeight);
   cost_panel(svg, 2, plot.costs);
-  legend(svg, kPlotBottom + 70);
+  legend(svg, kPlotBottom + 70 + extra);
   svg.raw("</svg>\n");
   return svg.str();
 }
@@ -371,27 +424,14 @@ std::string solve_plot_svg(const SolvePlot& plot) {
 std::string bundle_plot_svg(const BundlePlot& plot) {
   Svg svg;
   document_start(svg, plot.title, plot.subtitle);
-  // One x range for both histograms, so that the shift of the errors shows: up to the 99th
-  // percentile of the initial errors (a few huge outliers would squeeze the rest into one
-  // bar; they land in the last bin), or of the final ones if larger.
-  auto percentile99 = [](std::vector<double> v) {
-    v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x) || x < 0; }), v.end());
-    if (v.empty()) return 0.0;
-    const size_t k = (v.size() - 1) * 99 / 100;
-    std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(k), v.end());
-    return v[k];
-  };
-  double top = std::max(percentile99(plot.errors_before), percentile99(plot.errors_after));
-  if (!(top > 0)) top = 1;
-  const std::vector<size_t> before = histogram(plot.errors_before, top), after = histogram(plot.errors_after, top);
-  size_t highest = 1;
-  for (const auto* counts : {&before, &after}) highest = std::max(highest, *std::max_element(counts->begin(), counts->end()));
-  const double y_max = static_cast<double>(highest) * 1.05;
-  histogram_panel(svg, 0, "before: initial estimate", before, top, y_max, plot.error_name);
-  histogram_panel(svg, 1, plot.after_label, after, top, y_max, plot.error_name);
+  const ErrorStatistics before = error_statistics(plot.errors_before), after = error_statistics(plot.errors_after);
+  error_panel(svg, 0, "before: initial estimate", plot.errors_before, before, plot.error_name);
+  error_panel(svg, 1, plot.after_label, plot.errors_after, after, plot.error_name);
   cost_panel(svg, 2, plot.costs);
   svg.text(panel_x(0) + kPlotInsetLeft, kPlotBottom + 70,
-           "the last bin also counts every error beyond " + general(top) + " (the 99th percentile)", 12);
+           "each panel has its own scale, to a little past its 99th percentile; its last bin also counts every "
+           "error beyond",
+           12);
   svg.raw("</svg>\n");
   return svg.str();
 }

@@ -2,7 +2,8 @@
 // numbers to SVG text, no dependencies beyond the standard library. Pose graphs get
 // solve_plot_svg; bundle adjustment gets bundle_plot_svg (below).
 //
-// solve_plot_svg draws three panels side by side on one canvas:
+// solve_plot_svg draws three panels side by side on one canvas (and, for each of
+// SolvePlot::more_views, a row of before/after panels of another projection below):
 //   before  the initial estimate           odometry chains as polylines, loop closures as
 //   after   the solution                   thin straight lines; both panels share one
 //                                          scale (so sizes compare), x and y at the same
@@ -44,11 +45,21 @@ struct GraphTopology {
 GraphTopology classify_edges(const std::vector<int64_t>& ids,
                              const std::vector<std::pair<int64_t, int64_t>>& edges);
 
+// The vertices of a graph projected on a plane, before and after, with the axes' names.
+struct GraphView {
+  std::string name;  // "x-z", shown in the panel headings ("" for none)
+  std::string x_name, y_name;
+  std::vector<Point2> before, after;  // one per vertex, same length
+};
+
 struct SolvePlot {
   std::string title;     // heading and <title>, e.g. "lsjit solve sphere.g2o"
   std::string subtitle;  // a second line, e.g. "SE3, 2,500 poses, projected on the x-y plane"
-  std::vector<Point2> before, after;  // vertex positions, one per vertex, same length
-  GraphTopology topology;             // indices into before/after
+  std::vector<Point2> before, after;  // vertex positions (x, y), one per vertex, same length
+  // Further projections, one row of before/after panels each below the first, each row on
+  // its own scale: a 3D graph's x-z and y-z views. The canvas grows by a row for each.
+  std::vector<GraphView> more_views;
+  GraphTopology topology;             // indices into before/after and every view's
   std::vector<double> costs;          // per iteration, [0] the initial cost
   std::string after_label = "after";  // the after panel's heading, e.g. "after (12 iterations)"
 };
@@ -56,9 +67,11 @@ struct SolvePlot {
 std::string solve_plot_svg(const SolvePlot& plot);
 
 // The picture for a problem that is not a pose graph (bundle adjustment): histograms of a
-// per-residual error before and after, on one x range (to the 99th percentile of the
-// larger; the last bin also counts everything beyond) and one count scale, bars as
-// <rect class="bar">, and the cost panel as above.
+// per-residual error before and after, each on its own x range (to 1.1 times its 99th
+// percentile; the last bin also counts everything beyond) and its own count scale, since a
+// solve moves the errors by orders of magnitude and a shared scale put the result in one
+// bar; under each, the RMS and median of its errors. Bars are <rect class="bar">; the
+// cost panel is as above.
 struct BundlePlot {
   std::string title, subtitle;
   std::vector<double> errors_before, errors_after;  // one per observation, >= 0

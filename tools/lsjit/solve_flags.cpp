@@ -36,8 +36,9 @@ Solves a g2o pose graph or a BAL bundle-adjustment file and prints the solver su
                         never the input, never through another user's symlink)
   --plot FILE.svg       draw the solve (written after the solution; if it cannot be
                         written the solve goes on and the exit status is 1): a pose graph before (the initial poses, see
-                        --init) and after (3D graphs projected on the x-y plane), or a
-                        BAL problem's reprojection errors before and after (histograms);
+                        --init) and after (3D graphs on the x-y, x-z and y-z planes), or
+                        a BAL problem's reprojection errors before and after (histograms,
+                        each on its own scale, with RMS and median);
                         and the cost per iteration
   --linear-solver NAME  auto (default: chosen from the problem's structure, and the report
                         says which and why), sparse_cholesky, dense_cholesky,

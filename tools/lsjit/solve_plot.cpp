@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <tuple>
 
 #include "lsjit/common/error.h"
 #include "lsjit/runtime/formats/text.h"
@@ -11,12 +12,13 @@
 namespace lsjit::cli {
 namespace {
 
-std::vector<Point2> positions(const io::PoseGraph& g) {
+// The vertices' positions on the plane of coordinates (a, b): 0 x, 1 y, 2 z (3D only).
+std::vector<Point2> positions(const io::PoseGraph& g, int a = 0, int b = 1) {
   std::vector<Point2> p;
   if (g.dimension == 3)
-    for (const SE3d& x : g.poses3) p.push_back({x.translation()(0), x.translation()(1)});
+    for (const SE3d& x : g.poses3) p.push_back({x.translation()(a), x.translation()(b)});
   else
-    for (const SE2d& x : g.poses2) p.push_back({x.translation()(0), x.translation()(1)});
+    for (const SE2d& x : g.poses2) p.push_back({x.translation()(a), x.translation()(b)});
   return p;
 }
 
@@ -56,14 +58,15 @@ SolvePlot make_solve_plot(const std::string& name, const io::PoseGraph& before, 
   plot.subtitle = std::string(before.dimension == 3 ? "SE3" : "SE2") + " pose graph, " +
                   grouped(before.num_vertices()) + " poses, " + grouped(before.num_edges()) + " edges (" +
                   grouped(plot.topology.loop_closures.size()) + " loop closures)" +
-                  (before.dimension == 3 ? "; 3D poses projected on the x-y plane" : "");
+                  (before.dimension == 3 ? "; 3D poses projected on the x-y, x-z and y-z planes" : "");
+  io::PoseGraph after = before;
+  if (result.summary.usable()) update_poses(after, result.values);
   plot.before = positions(before);
-  plot.after = plot.before;
-  if (result.summary.usable()) {
-    io::PoseGraph after = before;
-    update_poses(after, result.values);
-    plot.after = positions(after);
-  }
+  plot.after = positions(after);
+  if (before.dimension == 3)
+    for (const auto& [name, a, b] : {std::tuple{"x-z", 0, 2}, std::tuple{"y-z", 1, 2}})
+      plot.more_views.push_back({name, std::string(1, name[0]), std::string(1, name[2]), positions(before, a, b),
+                                 positions(after, a, b)});
   plot.after_label = after_heading(result);
   plot.costs = costs_per_iteration(result);
   return plot;
