@@ -49,7 +49,9 @@
 namespace lsjit {
 
 // Replaces the poses of the graph's non-anchor vertices by the chordal initialization
-// (see above). Edges and FIX ids are unchanged.
+// (see above), and clears PoseGraph::vertices_from_edges: a graph read from a file without
+// VERTEX lines needs it (or another initialization) before a solve. Edges and FIX ids are
+// unchanged.
 void initialize_chordal(io::PoseGraph& graph);
 
 }  // namespace lsjit

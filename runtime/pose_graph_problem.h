@@ -19,6 +19,9 @@ struct PoseGraphProblem {
 
 // Edges are added as one batch per graph, so the problem has one cost group.
 // With a loss, every edge is robustified by it (e.g. against wrong loop closures).
+// Throws lsjit::Error for a graph whose poses are no estimate (PoseGraph::
+// vertices_from_edges: read from a file without VERTEX lines and not yet initialized),
+// naming initialize_chordal (pose_graph_init.h).
 PoseGraphProblem make_pose_graph_problem(const io::PoseGraph& graph, const Loss& loss = TrivialLoss());
 
 // Levenberg–Marquardt's first trust-region radius for pose graphs: 1e8, a damping of 1e-8

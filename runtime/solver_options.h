@@ -286,8 +286,9 @@ struct SolveSummary {
   double setup_s = 0, residual_s = 0, jacobian_s = 0, linear_solver_s = 0, solve_s = 0, total_s = 0;
 
   // How the initial values were computed, when the caller records it (solve() cannot
-  // know): "" when not recorded, else a name such as "file" (as read) or "chordal"
-  // (pose_graph_init.h), and the seconds it took. The report prints it when recorded.
+  // know): "" when not recorded, else a name such as "file" (as read), "chordal"
+  // (pose_graph_init.h) or "chordal (the file has no VERTEX lines)" (lsjit solve on such a
+  // file), and the seconds it took. The report prints it when recorded.
   std::string initialization;
   double initialization_s = 0;
   // Sets both and adds `seconds` to total_s, so that total_s stays the end-to-end time.

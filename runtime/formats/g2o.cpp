@@ -233,6 +233,7 @@ class Parser {
   }
 
   PoseGraph finish(size_t last_line) {
+    if (graph_.vertex_ids.empty() && graph_.num_edges() > 0) return vertices_from_edges();
     if (graph_.vertex_ids.empty())
       fail(source_, last_line, "no vertices: expected VERTEX_SE2 or VERTEX_SE3:QUAT lines");
     // Checked at the end because a vertex may be defined after an edge that uses it.
@@ -287,6 +288,21 @@ class Parser {
                ": the vertex id is already defined at line " + std::to_string(it->second) +
                ": expected unique ids");
     graph_.vertex_ids.push_back(id);
+  }
+
+  // A file of edges alone: its vertices are the ids the edges and FIX lines name,
+  // ascending, at identity poses (PoseGraph::vertices_from_edges).
+  PoseGraph vertices_from_edges() {
+    std::vector<int64_t> ids;
+    ids.reserve(references_.size());
+    for (const Reference& r : references_) ids.push_back(r.id);
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    graph_.vertex_ids = std::move(ids);
+    if (graph_.dimension == 3) graph_.poses3.assign(graph_.vertex_ids.size(), SE3d::identity());
+    else graph_.poses2.assign(graph_.vertex_ids.size(), SE2d::identity());
+    graph_.vertices_from_edges = true;
+    return std::move(graph_);
   }
 
   std::string edge_name(int64_t from, int64_t to) const {

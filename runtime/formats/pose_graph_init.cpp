@@ -297,6 +297,7 @@ void initialize_chordal(io::PoseGraph& graph) {
   if (graph.dimension == 2) initialize<SE2d>(graph);
   else if (graph.dimension == 3) initialize<SE3d>(graph);
   else fail("the graph's dimension is " + std::to_string(graph.dimension) + ": expected 2 or 3");
+  graph.vertices_from_edges = false;  // the poses are an estimate now
 }
 
 }  // namespace lsjit

@@ -1,5 +1,8 @@
 #include "lsjit/runtime/pose_graph_problem.h"
 
+#include <string>
+
+#include "lsjit/common/error.h"
 #include "lsjit/runtime/standard_costs.h"
 
 namespace lsjit {
@@ -26,6 +29,11 @@ void add_edges(Problem& problem, const std::vector<Edge>& edges, const auto& cos
 }  // namespace
 
 PoseGraphProblem make_pose_graph_problem(const io::PoseGraph& graph, const Loss& loss) {
+  if (graph.vertices_from_edges)
+    throw Error("lsjit::make_pose_graph_problem: the graph's file has no VERTEX lines, so its " +
+                std::to_string(graph.num_vertices()) +
+                " poses are placeholders, not an estimate: initialize them first (lsjit::initialize_chordal(graph), "
+                "as lsjit solve does)");
   PoseGraphProblem p;
   if (graph.dimension == 2) {
     add_edges<SE2Var, io::PoseGraph::Edge2, SE2d>(p.problem, graph.edges2, standard_costs::se2_between_cost(), loss);

@@ -132,6 +132,12 @@ struct PoseGraph {
   std::vector<Edge2> edges2;
   std::vector<Edge3> edges3;
   std::vector<int64_t> fixed;  // ids on FIX lines, in file order
+  // The file had edges but no VERTEX lines (as several of SE-Sync's data sets do): the
+  // vertices are the ids its edges and FIX lines name, ascending, at identity poses, which
+  // are no estimate. initialize_chordal replaces them and clears this; `lsjit solve` does
+  // so whatever --init says, and the report says so. Not written (write_g2o writes the
+  // vertices it has).
+  bool vertices_from_edges = false;
   // The repair mode the graph was read with (G2oReadOptions); provenance, not written.
   InformationRepair information_repair = InformationRepair::None;
 

@@ -369,3 +369,24 @@ TEST_CASE("io: g2o errors name the file, the line, what was wrong and what was e
     CHECK(g2o_error(c.text) == c.message);
   }
 }
+
+// SE-Sync ships several data sets as edges alone; GTSAM and SE-Sync initialize them. Before,
+// the reader stopped at "no vertices".
+TEST_CASE("io: g2o without VERTEX lines takes its vertices from the edges, as placeholders") {
+  const PoseGraph g = lsjit::io::parse_g2o(
+      "EDGE_SE2 4 2 1 0 0 1 0 0 1 0 1\n"
+      "EDGE_SE2 2 9 1 0 0 1 0 0 1 0 1\n"
+      "FIX 4\n",
+      "edges.g2o");
+  CHECK(g.vertices_from_edges);
+  CHECK(g.dimension == 2);
+  CHECK(g.vertex_ids == std::vector<int64_t>{2, 4, 9});
+  REQUIRE(g.poses2.size() == 3);
+  for (const auto& p : g.poses2) CHECK(p.log().norm() == 0.0);
+  CHECK(g.held_constant() == std::vector<int64_t>{4});
+  // A file with VERTEX lines still names each undefined vertex (tests above), and one with
+  // no edges either is still refused.
+  CHECK(g2o_error("FIX 0\n") == "t.g2o:1: no vertices: expected VERTEX_SE2 or VERTEX_SE3:QUAT lines");
+  const PoseGraph read = lsjit::io::parse_g2o("VERTEX_SE2 0 0 0 0\nVERTEX_SE2 1 1 0 0\nEDGE_SE2 0 1 1 0 0 1 0 0 1 0 1\n", "v.g2o");
+  CHECK_FALSE(read.vertices_from_edges);
+}

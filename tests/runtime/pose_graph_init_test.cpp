@@ -213,3 +213,16 @@ TEST_CASE("LM from the chordal start reaches at least the file start's cost in n
     CHECK(from_chordal.summary.iterations <= from_file.summary.iterations);
   }
 }
+
+TEST_CASE("chordal initialization turns a graph read without VERTEX lines into one a problem can start from") {
+  io::PoseGraph g = io::parse_g2o(
+      "EDGE_SE2 0 1 1 0 0 1 0 0 1 0 1\n"
+      "EDGE_SE2 1 2 0 1 1.5707963267948966 1 0 0 1 0 1\n",
+      "edges.g2o");
+  REQUIRE(g.vertices_from_edges);
+  CHECK_THROWS_WITH(make_pose_graph_problem(g), doctest::Contains("initialize_chordal"));
+  initialize_chordal(g);
+  CHECK_FALSE(g.vertices_from_edges);
+  CHECK((g.poses2[2].translation() - Eigen::Vector2d(1, 1)).norm() < 1e-12);  // along the edges from pose 0
+  CHECK(make_pose_graph_problem(g).problem.num_instances() == 2);
+}

@@ -7,6 +7,7 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -64,13 +65,15 @@ bool write_output(const char* flag, Write&& write, std::ostream& err) {
   }
 }
 
-// Replaces the graph's poses by the initialization `init` names ("file" keeps them);
-// returns the seconds it took.
-double initialize_poses(io::PoseGraph& graph, const std::string& init) {
-  if (init == "file") return 0;
+// Replaces the graph's poses by the initialization `init` names ("file" keeps them), or by
+// the chordal one when the file had no VERTEX lines (no poses to keep); returns the name
+// the summary records and the seconds it took.
+std::pair<std::string, double> initialize_poses(io::PoseGraph& graph, const std::string& init) {
+  if (init == "file" && !graph.vertices_from_edges) return {init, 0};
+  const std::string name = init == "file" ? "chordal (the file has no VERTEX lines)" : init;
   const auto start = std::chrono::steady_clock::now();
   initialize_chordal(graph);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return {name, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
 }
 
 // One line on `err` when the reader repaired information matrices: how many, with which
@@ -149,10 +152,10 @@ SolveOutcome solve_pose_graph(const SolveFlags& f, io::InputFile&& input, const 
   const std::string name = input.name();
   io::PoseGraph graph = io::read_g2o(std::move(input), {.repair_information = f.repair_information});
   warn_repaired(graph, f, err);
-  const double init_s = initialize_poses(graph, f.init);
+  const auto [init_name, init_s] = initialize_poses(graph, f.init);
   PoseGraphProblem p = make_pose_graph_problem(graph, f.loss);
   SolveOutcome o{p.problem.analyze(analyze_options).solve(p.initial, options_over(f, pose_graph_solver_options()))};
-  o.result.summary.record_initialization(f.init, init_s);
+  o.result.summary.record_initialization(init_name, init_s);
   o.result.summary.record_information_repair(std::string(io::information_repair_name(f.repair_information)),
                                              graph.num_repaired_edges());
   const io::PoseGraph before = f.plot_file.empty() ? io::PoseGraph{} : graph;  // the plot's before panel
