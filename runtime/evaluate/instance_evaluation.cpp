@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <mutex>
 #include <iterator>
+#include <mutex>
 #include <string>
 
 #include "lsjit/runtime/analyze/problem_layout.h"
