@@ -111,10 +111,11 @@ Anchoring anchor_components(const io::PoseGraph& graph, const IndexedGraph& inde
 struct LinearSystem {
   Anchoring anchoring;
   std::shared_ptr<const linear::BlockPattern> pattern;
-  std::unique_ptr<linear::LinearSolver> solver;
+  std::unique_ptr<linear::SupernodalCholesky> solver;
 };
 
-// The systems of the chordal initialization, factored D + 1 times each. Their ordering is
+// The systems of the chordal initialization, factored once each (every right-hand side
+// column of one system shares its matrix). Their ordering is
 // Automatic, as LM's SparseCholesky's: AMD, with METIS tried only where AMD's factor is
 // large enough for nested dissection's fewer flops to repay its analysis.
 template <int D>
@@ -195,14 +196,19 @@ void solve_relations(LinearSystem& system, const std::vector<IndexedGraph::Edge>
                      std::vector<Mat<D, M>>& X, const std::string& what) {
   if (!system.solver) return;
   const NormalEquations<D, M> eq = assemble<D, M>(system, edges, relation_of, X);
+  const auto h = eq.H.values();
+  if (!std::all_of(h.begin(), h.end(), [](double v) { return std::isfinite(v); }) || !eq.rhs.allFinite())
+    fail("the " + what + " system cannot be solved: it has entries that are not finite");
+  if (const std::string refused = system.solver->factorize(eq.H, nullptr); !refused.empty())
+    fail("the " + what + " system cannot be solved: " + refused);
   Eigen::Matrix<double, Eigen::Dynamic, M> solution(eq.rhs.rows(), M);
-  Eigen::VectorXd b(eq.rhs.rows()), x(eq.rhs.rows());
+  Eigen::VectorXd x(eq.rhs.rows());
   for (int m = 0; m < M; ++m) {
-    b = eq.rhs.col(m);
-    const linear::LinearSolveSummary s = system.solver->solve(eq.H, nullptr, b.data(), x.data(), {});
-    if (!s.ok) fail("the " + what + " system cannot be solved: " + s.message);
+    x = eq.rhs.col(m);
+    system.solver->solve_factored(x.data(), x.data());
     solution.col(m) = x;
   }
+  if (!solution.allFinite()) fail("the " + what + " system cannot be solved: its solution is not finite");
   for (size_t v = 0; v < X.size(); ++v)
     if (system.anchoring.block[v] >= 0) X[v] = solution.template middleRows<D>(int64_t{D} * system.anchoring.block[v]);
 }
