@@ -286,13 +286,15 @@ struct SolveSummary {
   double setup_s = 0, residual_s = 0, jacobian_s = 0, linear_solver_s = 0, solve_s = 0, total_s = 0;
 
   // How the initial values were computed, when the caller records it (solve() cannot
-  // know): "" when not recorded, else a name such as "file" (as read), "chordal"
-  // (pose_graph_init.h) or "chordal (the file has no VERTEX lines)" (lsjit solve on such a
-  // file), and the seconds it took. The report prints it when recorded.
+  // know): "" when not recorded, else a name such as "file" (as read) or "chordal"
+  // (pose_graph_init.h); why, when a choice was made for the user (pose_graph_start.h:
+  // "auto: initial cost ... against ...", "the file has no VERTEX lines"), else ""; and the
+  // seconds it took. The report prints them when recorded.
   std::string initialization;
+  std::string initialization_reason;
   double initialization_s = 0;
-  // Sets both and adds `seconds` to total_s, so that total_s stays the end-to-end time.
-  void record_initialization(std::string name, double seconds);
+  // Sets the three and adds `seconds` to total_s, so that total_s stays the end-to-end time.
+  void record_initialization(std::string name, double seconds, std::string reason = "");
 
   // Information matrices the g2o reader repaired (io::G2oReadOptions), when the caller
   // records it (solve() sees only the repaired problem): "" when not recorded, else the

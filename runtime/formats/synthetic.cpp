@@ -186,6 +186,7 @@ void check(const PoseGraphSpec& s) {
                 std::to_string(s.poses) + " poses (at most one per pair of non-consecutive poses)");
   check_sigma(s.translation_sigma, "translation noise sigma");
   check_sigma(s.rotation_sigma, "rotation noise sigma");
+  check_sigma(s.drift_sigma, "drift sigma");
   const int64_t edges = s.poses - 1 + s.loop_closures;
   if (s.indefinite_edges < 0 || s.indefinite_edges > edges)
     throw Error(std::to_string(s.indefinite_edges) + " indefinite edges requested: expected 0 to " +
@@ -267,6 +268,20 @@ void fill(const PoseGraphSpec& s, const Walk& walk,
   poses->push_back((*truth)[0]);
   for (int64_t i = 0; i + 1 < s.poses; ++i)
     poses->push_back(canonical(poses->back() * (*edges)[i].measurement));
+}
+
+template <class Pose>
+Pose rotation_error(double sigma, Random& rng) {
+  if constexpr (std::is_same_v<Pose, SE2d>) return SE2d::from_xy_theta(0, 0, sigma * rng.normal());
+  else return SE3d(SO3d::exp(rng.normal<3>(sigma)).normalized(), Eigen::Vector3d::Zero());
+}
+
+// The initial estimate again, from the odometry edges (the first poses - 1) each with a
+// rotation error (see the header).
+template <class Pose, class Edge>
+void drift(double sigma, Random& rng, std::vector<Pose>& poses, const std::vector<Edge>& edges) {
+  for (size_t i = 0; i + 1 < poses.size(); ++i)
+    poses[i + 1] = canonical(poses[i] * edges[i].measurement * rotation_error<Pose>(sigma, rng));
 }
 
 // A uniform unit vector: a normal sample, normalized (redrawn in the measure-zero case
@@ -367,6 +382,10 @@ GeneratedPoseGraph generate_pose_graph(const PoseGraphSpec& spec) {
     out.indefinite_edges = spec.dimension == 2
                                ? make_indefinite(g.edges2, spec.indefinite_edges, rng)
                                : make_indefinite(g.edges3, spec.indefinite_edges, rng);
+  if (spec.drift_sigma > 0) {
+    if (spec.dimension == 2) drift(spec.drift_sigma, rng, g.poses2, g.edges2);
+    else drift(spec.drift_sigma, rng, g.poses3, g.edges3);
+  }
   return out;
 }
 

@@ -42,6 +42,13 @@ namespace lsjit::io {
 // are those of an angle and SE3 quaternions are unit, so write_g2o and read_g2o give back
 // exactly the generated graph.
 //
+// Drift (drift_sigma > 0), for testing starts (pose_graph_start.h): the initial estimate
+// composes each odometry measurement after an extra rotation error, z·R(n) with
+// n ~ N(0, drift_sigma²) (SE2: an angle; SE3: Exp(n), n ~ N(0, drift_sigma² I)), as a
+// front end with a poor gyro would. The measurements are unchanged, so the optimum is the
+// same and only the start drifts further. Drawn after everything else (the indefinite
+// edges included), so the rest of the graph is the same as without it.
+//
 // Indefinite edges (indefinite_edges > 0), for the reader's repair modes (g2o.h,
 // InformationRepair): after everything above is drawn (so the rest of the graph is the same
 // as without them), that many edges are chosen uniformly without replacement, and each gets
@@ -61,6 +68,7 @@ struct PoseGraphSpec {
   double rotation_sigma = 0.02;     // σ_r, radians
   uint64_t seed = 1;
   int64_t indefinite_edges = 0;     // 0 .. number of edges (poses - 1 + loop_closures)
+  double drift_sigma = 0;           // radians per odometry step, of the initial estimate only
 };
 
 struct GeneratedPoseGraph {

@@ -100,8 +100,9 @@ std::string iteration_row(const IterationSummary& it) {
   return buf;
 }
 
-void SolveSummary::record_initialization(std::string name, double seconds) {
+void SolveSummary::record_initialization(std::string name, double seconds, std::string reason) {
   initialization = std::move(name);
+  initialization_reason = std::move(reason);
   initialization_s = seconds;
   total_s += seconds;
 }
@@ -139,9 +140,9 @@ std::string SolveSummary::report() const {
                                                     : linear_solver + " (auto: " + linear_solver_reason + ")");
   row("Threads", std::to_string(num_threads));
   if (!initialization.empty())
-    row("Initialization", initialization_s > 0
-                              ? initialization + " (" + format("%.2f", 1e3 * initialization_s) + " ms)"
-                              : initialization);
+    row("Initialization", (initialization_s > 0 ? initialization + " (" + format("%.2f", 1e3 * initialization_s) + " ms)"
+                                                : initialization) +
+                              (initialization_reason.empty() ? "" : ": " + initialization_reason));
   if (!information_repair.empty() && information_repair != "none")
     row("Information repaired", std::to_string(repaired_edges) + (repaired_edges == 1 ? " edge" : " edges") +
                                     " (" + information_repair + ")");
@@ -217,6 +218,7 @@ std::string SolveSummary::json() const {
       << ", \"residual_s\": " << json_number(residual_s) << ", \"jacobian_s\": " << json_number(jacobian_s)
       << ", \"linear_solver_s\": " << json_number(linear_solver_s) << ", \"solve_s\": " << json_number(solve_s)
       << ", \"total_s\": " << json_number(total_s) << ", \"initialization\": " << json_string(initialization)
+      << ", \"initialization_reason\": " << json_string(initialization_reason)
       << ", \"initialization_s\": " << json_number(initialization_s)
       << ", \"information_repair\": " << json_string(information_repair) << ", \"repaired_edges\": " << repaired_edges
       << ", \"cache_hits\": " << cache_hits

@@ -167,7 +167,8 @@ TEST_CASE("solve summary: a recorded initialization is printed, timed and counte
   SolveSummary s;
   s.total_s = 2.0;
   CHECK(s.report().find("Initialization") == std::string::npos);  // not recorded: not claimed
-  CHECK(s.json().find("\"initialization\": \"\", \"initialization_s\": 0,") != std::string::npos);
+  CHECK(s.json().find("\"initialization\": \"\", \"initialization_reason\": \"\", \"initialization_s\": 0,") !=
+        std::string::npos);
   s.record_initialization("chordal", 0.00125);
   CHECK(s.initialization == "chordal");
   CHECK(s.initialization_s == 0.00125);
@@ -175,9 +176,14 @@ TEST_CASE("solve summary: a recorded initialization is printed, timed and counte
   const std::string report = s.report();
   CHECK(report.find("Initialization                    chordal (1.25 ms)\n") != std::string::npos);
   CHECK(report.find("  Initialization                  0.001250\n") != std::string::npos);
-  CHECK(s.json().find("\"initialization\": \"chordal\", \"initialization_s\": 0.00125,") != std::string::npos);
+  CHECK(s.json().find("\"initialization\": \"chordal\", \"initialization_reason\": \"\", \"initialization_s\": 0.00125,") !=
+        std::string::npos);
   s.record_initialization("file", 0);
   CHECK(s.report().find("Initialization                    file\n") != std::string::npos);
+  s.record_initialization("file", 0, "auto: initial cost 2 against 3 chordal");
+  CHECK(s.report().find("Initialization                    file: auto: initial cost 2 against 3 chordal\n") !=
+        std::string::npos);
+  CHECK(s.json().find("\"initialization_reason\": \"auto: initial cost 2 against 3 chordal\"") != std::string::npos);
 }
 
 TEST_CASE("solve summary: a recorded information repair is printed when a mode was used, and in json") {

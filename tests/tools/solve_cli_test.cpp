@@ -156,30 +156,43 @@ TEST_CASE("lsjit solve starts a pose graph nearly Gauss-Newton and a BAL problem
   CHECK(first_radius(r.out) == 1e4);
 }
 
-TEST_CASE("lsjit solve --init chordal starts from the chordal poses and says so, the default from the file") {
+TEST_CASE("lsjit solve --init file or chordal start where they say and auto, the default, from the lower of the two") {
+  const auto number = [](const std::string& json, const std::string& key) {
+    const size_t at = json.find("\"" + key + "\": ");
+    REQUIRE(at != std::string::npos);
+    return std::stod(json.substr(at + key.size() + 4));
+  };
   for (int dim : {2, 3}) {
     CAPTURE(dim);
     const fs::path file = generated("init" + std::to_string(dim), dim);
-    const Run from_file = run("solve " + file.string() + " --json");
+    const Run from_file = run("solve " + file.string() + " --json --init file");
     CAPTURE(from_file.out);
     REQUIRE(from_file.exit_code == 0);
-    CHECK(from_file.out.find("\"initialization\": \"file\", \"initialization_s\": 0,") != std::string::npos);
+    CHECK(from_file.out.find("\"initialization\": \"file\", \"initialization_reason\": \"\", \"initialization_s\": 0,") !=
+          std::string::npos);
     const Run chordal = run("solve " + file.string() + " --json --init chordal");
     CAPTURE(chordal.out);
     REQUIRE(chordal.exit_code == 0);
-    CHECK(chordal.out.find("\"initialization\": \"chordal\"") != std::string::npos);
+    CHECK(chordal.out.find("\"initialization\": \"chordal\", \"initialization_reason\": \"\"") != std::string::npos);
     CHECK(chordal.out.find("\"converged\": true") != std::string::npos);
     // A different start: the initial costs differ (the chordal one is lower on this graph).
-    const auto initial_cost = [](const std::string& json) {
-      const size_t at = json.find("\"initial_cost\": ");
-      REQUIRE(at != std::string::npos);
-      return std::stod(json.substr(at + 16));
-    };
-    CHECK(initial_cost(chordal.out) < initial_cost(from_file.out));
+    CHECK(number(chordal.out, "initial_cost") < number(from_file.out, "initial_cost"));
+    // Auto takes the chordal start here, and says why with both costs.
+    const Run automatic = run("solve " + file.string() + " --json");
+    CAPTURE(automatic.out);
+    REQUIRE(automatic.exit_code == 0);
+    CHECK(automatic.out.find("\"initialization\": \"chordal\", \"initialization_reason\": \"auto: initial cost ") !=
+          std::string::npos);
+    CHECK(automatic.out.find(" from the file\"") != std::string::npos);
+    CHECK(number(automatic.out, "initial_cost") == number(chordal.out, "initial_cost"));
+    CHECK(number(automatic.out, "final_cost") == number(chordal.out, "final_cost"));
     const Run report = run("solve " + file.string() + " --init chordal");
     CAPTURE(report.out);
     CHECK(report.exit_code == 0);
     CHECK(report.out.find("Initialization                    chordal (") != std::string::npos);
+    const Run auto_report = run("solve " + file.string());
+    CAPTURE(auto_report.out);
+    CHECK(auto_report.out.find(" ms): auto: initial cost ") != std::string::npos);
   }
 }
 
@@ -188,7 +201,7 @@ TEST_CASE("lsjit solve --init: a bad value, or chordal for a BAL file, is a usag
   const Run bad = run("solve " + file.string() + " --init odometry");
   CAPTURE(bad.out);
   CHECK(bad.exit_code == 2);
-  CHECK(bad.out == "lsjit solve: --init: expected file or chordal, not 'odometry'\n");
+  CHECK(bad.out == "lsjit solve: --init: expected auto, file or chordal, not 'odometry'\n");
   const fs::path bal = file.parent_path() / "problem.txt";
   REQUIRE(run("generate bal --cameras 3 --points 20 --observations-per-point 2 --seed 4 --out " + bal.string())
               .exit_code == 0);
@@ -197,6 +210,9 @@ TEST_CASE("lsjit solve --init: a bad value, or chordal for a BAL file, is a usag
   CHECK(not_a_graph.exit_code == 2);
   CHECK(not_a_graph.out.find("--init chordal initializes pose graphs (g2o files)") != std::string::npos);
   CHECK(run("solve " + bal.string() + " --init file --json").exit_code == 0);
+  const Run bal_auto = run("solve " + bal.string() + " --json");  // auto: a BAL file's own values
+  CHECK(bal_auto.exit_code == 0);
+  CHECK(bal_auto.out.find("\"initialization\": \"file\"") != std::string::npos);
 }
 
 namespace {
@@ -435,7 +451,8 @@ TEST_CASE("lsjit solve initializes a g2o file without VERTEX lines and says so")
     const Run r = run("solve " + edges.string() + " --json");
     CAPTURE(r.out);
     REQUIRE(r.exit_code == 0);
-    CHECK(r.out.find("\"initialization\": \"chordal (the file has no VERTEX lines)\"") != std::string::npos);
+    CHECK(r.out.find("\"initialization\": \"chordal\", \"initialization_reason\": \"the file has no VERTEX lines\"") !=
+          std::string::npos);
     CHECK(r.out.find("\"converged\": true") != std::string::npos);
     const Run full = run("solve " + file.string() + " --json --init chordal");
     REQUIRE(full.exit_code == 0);

@@ -87,19 +87,19 @@ TEST_CASE("solve flags: each solver flag's range is the runtime's for its field"
   }
 }
 
-TEST_CASE("solve flags: --init is file by default, chordal on request, and nothing else") {
+TEST_CASE("solve flags: --init is auto by default, file or chordal on request, and nothing else") {
   const auto by_default = parse({"g.g2o"});
   REQUIRE(std::holds_alternative<SolveFlags>(by_default));
-  CHECK(std::get<SolveFlags>(by_default).init == "file");
+  CHECK(std::get<SolveFlags>(by_default).init == "auto");
   const auto chordal = parse({"g.g2o", "--init", "chordal"});
   REQUIRE(std::holds_alternative<SolveFlags>(chordal));
   CHECK(std::get<SolveFlags>(chordal).init == "chordal");
   const auto file = parse({"g.g2o", "--init=file"});
   REQUIRE(std::holds_alternative<SolveFlags>(file));
   CHECK(std::get<SolveFlags>(file).init == "file");
-  CHECK(error_of({"g", "--init", "odometry"}) == "--init: expected file or chordal, not 'odometry'\n");
-  CHECK(error_of({"g", "--init", "Chordal"}) == "--init: expected file or chordal, not 'Chordal'\n");
-  CHECK(error_of({"g", "--init", ""}) == "--init: expected file or chordal, not ''\n");
+  CHECK(error_of({"g", "--init", "odometry"}) == "--init: expected auto, file or chordal, not 'odometry'\n");
+  CHECK(error_of({"g", "--init", "Chordal"}) == "--init: expected auto, file or chordal, not 'Chordal'\n");
+  CHECK(error_of({"g", "--init", ""}) == "--init: expected auto, file or chordal, not ''\n");
   CHECK(error_of({"g", "--init"}) == "--init needs a value\n");
 }
 

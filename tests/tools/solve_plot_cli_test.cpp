@@ -97,7 +97,7 @@ TEST_CASE("lsjit solve --plot: usage errors exit with 2, an unwritable file with
 TEST_CASE("lsjit --help lists solve's --plot and --init") {
   const Run help = run("--help");
   CHECK(help.out.find("[--plot FILE.svg]") != std::string::npos);
-  CHECK(help.out.find("[--init file|chordal]") != std::string::npos);
+  CHECK(help.out.find("[--init auto|file|chordal]") != std::string::npos);
 }
 
 // Issue 19, item 2: a BAL file's --plot solves and draws what fits bundle adjustment:

@@ -27,7 +27,7 @@ namespace {
 
 constexpr const char* kGenerateUsage = R"(usage:
   lsjit generate pose-graph --dim 2|3 --poses N --loop-closures M [--noise SIGMA] [--seed S]
-                            [--indefinite-edges K] --out FILE [--truth TRUTH]
+                            [--indefinite-edges K] [--drift D] --out FILE [--truth TRUTH]
   lsjit generate bal --cameras C --points P --observations-per-point K [--noise SIGMA]
                      [--seed S] --out FILE [--truth TRUTH]
 
@@ -39,7 +39,10 @@ pose-graph   a Manhattan-world trajectory of N poses (SE2 or SE3), N - 1 odometr
              information matrices that are not positive definite because of large
              translation-rotation coupling terms, as in some public 3D datasets; zeroing
              the coupling gives back their diagonal matrices (lsjit solve
-             --repair-information block-diagonal|nearest-pd reads such files).
+             --repair-information block-diagonal|nearest-pd reads such files). D
+             (default 0, radians) adds a rotation error of that standard deviation to
+             each odometry step of the initial estimate only: the measurements and the
+             optimum stay the same, the start drifts further (to try lsjit solve --init).
 bal          C cameras on a ring around P points, each point seen by K distinct cameras,
              written as a BAL file. SIGMA (default 1) is the pixel noise; the initial
              cameras and points are perturbed from the truth.
@@ -180,6 +183,7 @@ int pose_graph(const Args& args, std::ostream& out, std::ostream& err) {
   app.add_option("--seed", spec.seed)->check(any_seed());
   // At most the number of edges: generate_pose_graph says so when it is more.
   app.add_option("--indefinite-edges", spec.indefinite_edges)->check(integer_in(0, 2 * kMaxCount));
+  app.add_option("--drift", spec.drift_sigma)->check(noise_in_range());
   add_outputs(app, files);
   if (!parse_generate_flags(app, args, "pose-graph", err)) return 2;
   spec.translation_sigma = spec.rotation_sigma = noise;

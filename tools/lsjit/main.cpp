@@ -16,7 +16,7 @@ namespace {
 constexpr const char* kUsage = R"(usage: lsjit <command> [options]
 
 commands:
-  solve FILE [--out FILE] [--plot FILE.svg] [--init file|chordal] [--linear-solver NAME]
+  solve FILE [--out FILE] [--plot FILE.svg] [--init auto|file|chordal] [--linear-solver NAME]
              [--max-iterations N] [--threads N] [--loss NAME:SCALE]
              [--repair-information MODE] [--verbose] [--json]
                       solve a g2o pose graph or a BAL bundle adjustment problem
@@ -37,7 +37,7 @@ commands:
                       Jacobian with forward and with reverse accumulation
   cache list|show|diff|stats|verify|gc|clear   inspect the kernel cache (lsjit cache help)
   generate pose-graph --dim 2|3 --poses N --loop-closures M [--noise SIGMA] [--seed S]
-                      [--indefinite-edges K] --out FILE [--truth TRUTH]
+                      [--indefinite-edges K] [--drift D] --out FILE [--truth TRUTH]
   generate bal --cameras C --points P --observations-per-point K [--noise SIGMA]
                [--seed S] --out FILE [--truth TRUTH]
                       write a synthetic problem with a known ground truth, as g2o or BAL

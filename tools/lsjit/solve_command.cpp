@@ -20,8 +20,8 @@
 #include "lsjit/runtime/bal_problem.h"
 #include "lsjit/runtime/formats/input_file.h"
 #include "lsjit/runtime/formats/text.h"
-#include "lsjit/runtime/pose_graph_init.h"
 #include "lsjit/runtime/pose_graph_problem.h"
+#include "lsjit/runtime/pose_graph_start.h"
 
 namespace lsjit::cli {
 namespace {
@@ -63,17 +63,6 @@ bool write_output(const char* flag, Write&& write, std::ostream& err) {
     err << "lsjit solve: " << flag << ": " << e.what() << "\n";
     return false;
   }
-}
-
-// Replaces the graph's poses by the initialization `init` names ("file" keeps them), or by
-// the chordal one when the file had no VERTEX lines (no poses to keep); returns the name
-// the summary records and the seconds it took.
-std::pair<std::string, double> initialize_poses(io::PoseGraph& graph, const std::string& init) {
-  if (init == "file" && !graph.vertices_from_edges) return {init, 0};
-  const std::string name = init == "file" ? "chordal (the file has no VERTEX lines)" : init;
-  const auto start = std::chrono::steady_clock::now();
-  initialize_chordal(graph);
-  return {name, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
 }
 
 // One line on `err` when the reader repaired information matrices: how many, with which
@@ -136,7 +125,7 @@ SolveOutcome solve_bal(const SolveFlags& f, io::InputFile&& input, const Analyze
   BalLeastSquares p = make_bal_problem(bal, f.loss);
   const AnalyzedProblem analyzed = p.problem.analyze(analyze_options);
   SolveOutcome o{analyzed.solve(p.initial, options_over(f, SolverOptions{}))};
-  o.result.summary.record_initialization(f.init, 0);
+  o.result.summary.record_initialization("file", 0);
   o.outputs_written = write_outputs(
       f, o.result,
       [&] {
@@ -152,10 +141,12 @@ SolveOutcome solve_pose_graph(const SolveFlags& f, io::InputFile&& input, const 
   const std::string name = input.name();
   io::PoseGraph graph = io::read_g2o(std::move(input), {.repair_information = f.repair_information});
   warn_repaired(graph, f, err);
-  const auto [init_name, init_s] = initialize_poses(graph, f.init);
+  std::optional<PoseGraphStartChoice> start = chordal_if_no_vertices(graph);
   PoseGraphProblem p = make_pose_graph_problem(graph, f.loss);
-  SolveOutcome o{p.problem.analyze(analyze_options).solve(p.initial, options_over(f, pose_graph_solver_options()))};
-  o.result.summary.record_initialization(init_name, init_s);
+  const AnalyzedProblem analyzed = p.problem.analyze(analyze_options);
+  if (!start) start = start_pose_graph(graph, p, analyzed, *pose_graph_start_from_name(f.init));
+  SolveOutcome o{analyzed.solve(p.initial, options_over(f, pose_graph_solver_options()))};
+  o.result.summary.record_initialization(start->used, start->seconds, start->reason);
   o.result.summary.record_information_repair(std::string(io::information_repair_name(f.repair_information)),
                                              graph.num_repaired_edges());
   const io::PoseGraph before = f.plot_file.empty() ? io::PoseGraph{} : graph;  // the plot's before panel
@@ -201,7 +192,7 @@ int solve_command(const Args& args, std::ostream& out, std::ostream& err) {
         << "lines, or a BAL header of three counts); pass --format\n";
     return 1;
   }
-  if (f.init != "file" && f.format != "g2o") {
+  if (f.init == "chordal" && f.format != "g2o") {
     err << "lsjit solve: --init " << f.init << " initializes pose graphs (g2o files); " << printable(f.file)
         << " is " << f.format << "\n";
     return 2;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "flags.h"
+#include "lsjit/runtime/pose_graph_start.h"
 
 namespace lsjit::cli {
 namespace {
@@ -54,10 +55,13 @@ Solves a g2o pose graph or a BAL bundle-adjustment file and prints the solver su
   --radius-growth X     after a step whose actual decrease is over 3/4 of the predicted
                         one, the radius grows at least this much, >= 1 (default 2; 1 is
                         Ceres' schedule step for step)
-  --init file|chordal   the initial poses of a pose graph (g2o only): file (default) as
-                        read, or chordal: rotations, then translations, from the edges by
-                        two sparse linear least-squares solves, the held vertices kept
-                        (rotation-first chordal relaxation, as GTSAM's InitializePose3)
+  --init auto|file|chordal
+                        the initial poses of a pose graph (g2o only): file as read;
+                        chordal: rotations, then translations, from the edges by two
+                        sparse linear least-squares solves, the held vertices kept
+                        (rotation-first chordal relaxation, as GTSAM's InitializePose3);
+                        auto (default): of the two, the start of lower cost. A file
+                        without VERTEX lines starts chordally whatever is asked
   --repair-information none|block-diagonal|nearest-pd
                         what to do with a g2o edge whose information matrix is not positive
                         definite (has no Cholesky factor; some public 3D datasets have such
@@ -142,7 +146,7 @@ void SolveFlagParser::add_file_flags() {
     return std::string();
   });
   text_option(app_, "--init", f_.init, [](const std::string& s) {
-    return s == "file" || s == "chordal" ? std::string() : "expected file or chordal, not '" + printable(s) + "'";
+    return pose_graph_start_from_name(s) ? std::string() : "expected auto, file or chordal, not '" + printable(s) + "'";
   });
 }
 

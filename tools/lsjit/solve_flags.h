@@ -22,7 +22,7 @@ struct SolveFlags {
   std::string format;       // "g2o", "bal" or "" (detect from the content)
   std::string out_file;     // --out, "" for none
   std::string plot_file;    // --plot, "" for none
-  std::string init = "file";  // --init: "file" (the file's poses) or "chordal" (pose_graph_init.h)
+  std::string init = "auto";  // --init: "auto", "file" or "chordal" (pose_graph_start.h)
   // --repair-information: what the g2o reader does with an information matrix that has no
   // Cholesky factor (io::InformationRepair; default none: such a file is an error).
   io::InformationRepair repair_information = io::InformationRepair::None;

@@ -1,0 +1,106 @@
+#include "lsjit/runtime/pose_graph_start.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "lsjit/common/clock.h"
+#include "lsjit/common/error.h"
+#include "lsjit/runtime/pose_graph_init.h"
+
+namespace lsjit {
+namespace {
+
+std::string cost_text(double cost) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", cost);
+  return buf;
+}
+
+// The graph's poses as the values of its pose variables (what make_pose_graph_problem
+// puts in `initial`).
+void set_poses(Values& values, const io::PoseGraph& graph) {
+  for (size_t k = 0; k < graph.vertex_ids.size(); ++k) {
+    if (graph.dimension == 2) values.set(SE2Var(graph.vertex_ids[k]), graph.poses2[k]);
+    else values.set(SE3Var(graph.vertex_ids[k]), graph.poses3[k]);
+  }
+}
+
+PoseGraphStartChoice start_chordal(io::PoseGraph& graph, PoseGraphProblem& problem) {
+  const auto start = Clock::now();
+  io::PoseGraph chordal = graph;
+  initialize_chordal(chordal);
+  set_poses(problem.initial, chordal);
+  graph = std::move(chordal);
+  return {"chordal", "", seconds_since(start)};
+}
+
+// The number of residuals: 3 per SE2 edge, 6 per SE3 edge.
+double residuals(const io::PoseGraph& graph) {
+  return 3.0 * static_cast<double>(graph.edges2.size()) + 6.0 * static_cast<double>(graph.edges3.size());
+}
+
+// The file's poses when their cost is already within the noise, else the lower-cost start
+// of the two; a non-finite cost loses to a finite one.
+PoseGraphStartChoice start_auto(io::PoseGraph& graph, PoseGraphProblem& problem, const AnalyzedProblem& analyzed) {
+  const auto start = Clock::now();
+  const double file_cost = analyzed.cost(problem.initial);
+  if (const double noise = 0.5 * residuals(graph); file_cost <= noise)
+    return {"file",
+            "auto: initial cost " + cost_text(file_cost) + " from the file, within the noise (" + cost_text(noise) +
+                ", half the residual count)",
+            seconds_since(start)};
+  io::PoseGraph chordal = graph;
+  try {
+    initialize_chordal(chordal);
+  } catch (const Error& e) {
+    return {"file", std::string("auto: the chordal initialization failed (") + e.what() + ")", seconds_since(start)};
+  }
+  Values chordal_values = problem.initial;
+  set_poses(chordal_values, chordal);
+  const double chordal_cost = analyzed.cost(chordal_values);
+  const bool use_chordal = std::isfinite(chordal_cost) && !(file_cost <= chordal_cost);
+  const std::string costs = "initial cost " + cost_text(use_chordal ? chordal_cost : file_cost) + " against " +
+                            cost_text(use_chordal ? file_cost : chordal_cost) + (use_chordal ? " from the file" : " chordal");
+  if (use_chordal) {
+    graph = std::move(chordal);
+    problem.initial = std::move(chordal_values);
+  }
+  return {use_chordal ? "chordal" : "file", "auto: " + costs, seconds_since(start)};
+}
+
+}  // namespace
+
+std::optional<PoseGraphStart> pose_graph_start_from_name(std::string_view name) {
+  if (name == "auto") return PoseGraphStart::Auto;
+  if (name == "file") return PoseGraphStart::File;
+  if (name == "chordal") return PoseGraphStart::Chordal;
+  return std::nullopt;
+}
+
+std::string_view pose_graph_start_name(PoseGraphStart start) {
+  switch (start) {
+    case PoseGraphStart::Auto: return "auto";
+    case PoseGraphStart::File: return "file";
+    case PoseGraphStart::Chordal: return "chordal";
+  }
+  return "?";
+}
+
+std::optional<PoseGraphStartChoice> chordal_if_no_vertices(io::PoseGraph& graph) {
+  if (!graph.vertices_from_edges) return std::nullopt;
+  const auto start = Clock::now();
+  initialize_chordal(graph);
+  return PoseGraphStartChoice{"chordal", "the file has no VERTEX lines", seconds_since(start)};
+}
+
+PoseGraphStartChoice start_pose_graph(io::PoseGraph& graph, PoseGraphProblem& problem,
+                                      const AnalyzedProblem& analyzed, PoseGraphStart start) {
+  switch (start) {
+    case PoseGraphStart::File: return {"file", "", 0};
+    case PoseGraphStart::Chordal: return start_chordal(graph, problem);
+    case PoseGraphStart::Auto: return start_auto(graph, problem, analyzed);
+  }
+  throw Error("lsjit::start_pose_graph: unknown PoseGraphStart");
+}
+
+}  // namespace lsjit
