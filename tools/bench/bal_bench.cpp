@@ -5,6 +5,7 @@
 //   lsjit_bench_bal [--repeats N] [--scale-repeats N] [--data DIR] [--max-observations N]
 //                   [--ceres-max-observations N] [--iterative-tolerance T]
 //                   [--scale-iterations N] [--skip-ladybug] [--skip-scaling]
+//                   [--gtsam-max-observations N]
 //
 // 1. Ladybug-49 (DIR/bal/problem-49-7776-pre.txt, DIR = ../shared/data by default). Ceres
 //    runs 20 LM iterations from the file's values with DENSE_SCHUR, SPARSE_SCHUR
@@ -21,6 +22,9 @@
 //    (at most --max-observations), a fixed number of LM iterations (tolerances zeroed)
 //    with lsjit iterative_schur and dense_schur and Ceres ITERATIVE_SCHUR and DENSE_SCHUR
 //    (Ceres up to --ceres-max-observations), warm kernels.
+// 3. GTSAM (where lsjit_bench_gtsam was built, tools/bench/gtsam/build_gtsam.sh; with
+//    Ladybug): its BAL path against lsjit, both at their defaults to convergence, on
+//    Ladybug-49 and synthetic problems up to --gtsam-max-observations (bal_bench_gtsam.cpp).
 //
 // Every solve runs in its own process (bal_bench_child.cpp): its peak memory is its own,
 // and "above data" subtracts the resident memory after the problem was read or generated.
@@ -50,6 +54,7 @@ namespace fs = std::filesystem;
 using lsjit::bench::ChildArgs;
 using lsjit::bench::Record;
 using lsjit::bench::run_child;
+using lsjit::bench::TempDir;
 
 constexpr double kReferenceCost = 13345.022;  // Ceres 2.1, 20 LM iterations, Ladybug-49
 constexpr int kLadybugMaxIterations = 50;     // lsjit's cap on the way to the target
@@ -59,24 +64,8 @@ struct Options {
   fs::path data_dir = fs::path(LSJIT_SHARED_DATA_DIR);
   int64_t max_observations = 1000000, ceres_max_observations = 1000000;
   double iterative_tolerance = 0.1;
+  int64_t gtsam_max_observations = 100000;
   bool ladybug = true, scaling = true;
-};
-
-// An empty directory under /tmp that is removed with the object.
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/lsjit_bal_bench_XXXXXX";
-    if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string str() const { return path_.string(); }
-
- private:
-  fs::path path_;
 };
 
 double med(const std::vector<Record>& records, const std::string& key) {
@@ -376,7 +365,8 @@ void scaling(const Options& opt) {
 int usage() {
   std::cerr << "usage: lsjit_bench_bal [--repeats N] [--scale-repeats N] [--data DIR] [--max-observations N]\n"
                "                       [--ceres-max-observations N] [--iterative-tolerance T]\n"
-               "                       [--scale-iterations N] [--skip-ladybug] [--skip-scaling]\n";
+               "                       [--scale-iterations N] [--skip-ladybug] [--skip-scaling]\n"
+               "                       [--gtsam-max-observations N]\n";
   return 2;
 }
 
@@ -407,6 +397,7 @@ int main(int argc, char** argv) {
     else if (a == "--iterative-tolerance" && has_value) opt.iterative_tolerance = std::atof(argv[++i]);
     else if (a == "--skip-ladybug") opt.ladybug = false;
     else if (a == "--skip-scaling") opt.scaling = false;
+    else if (a == "--gtsam-max-observations" && has_value) opt.gtsam_max_observations = std::atoll(argv[++i]);
     else return usage();
   }
 
@@ -418,6 +409,8 @@ int main(int argc, char** argv) {
   bool ok = true;
   try {
     if (opt.ladybug) ok = ladybug(opt);
+    if (opt.ladybug) lsjit::bench::gtsam_comparison(opt.data_dir / "bal" / "problem-49-7776-pre.txt",
+                                                    opt.gtsam_max_observations, opt.repeats);
     if (opt.scaling) scaling(opt);
   } catch (const std::exception& e) {
     std::cerr << "lsjit_bench_bal: " << e.what() << "\n";

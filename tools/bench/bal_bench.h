@@ -15,7 +15,10 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,6 +35,30 @@ using ChildArgs = std::map<std::string, std::string>;  // its key=value argument
 io::BalSpec synthetic_spec(int64_t observations);
 
 int child_main(const std::string& kind, const ChildArgs& args);
+
+// lsjit against GTSAM's BAL path (lsjit_bench_gtsam bal, bal_bench_gtsam.cpp), both at their
+// defaults to convergence: on `ladybug` (skipped with a message if absent) and on
+// synthetic problems of 10^4 observations and up by 10x to `max_observations`. Prints a
+// table, or why it skips GTSAM when lsjit_bench_gtsam was not built.
+void gtsam_comparison(const std::filesystem::path& ladybug, int64_t max_observations, int repeats);
+
+// An empty directory under /tmp that is removed with the object.
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/lsjit_bal_bench_XXXXXX";
+    if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+    path_ = tmpl;
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string str() const { return path_.string(); }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
 
 // Runs this program as a child with `kind` and `args`, returns its record; throws with
 // the child's kind and arguments if it fails.

@@ -23,11 +23,15 @@ double status_mb(const char* field) {
   return -1;
 }
 
-Record run_self(const std::vector<std::string>& args) {
-  std::string described;
-  for (const std::string& a : args) described += (described.empty() ? "" : " ") + a;
+Record run_self(const std::vector<std::string>& args) { return run_program("/proc/self/exe", args); }
+
+Record run_program(const std::string& program, const std::vector<std::string>& args) {
+  std::string described = program;
+  for (const std::string& a : args) described += " " + a;
   int fd[2];
   if (pipe(fd) != 0) throw std::runtime_error("pipe failed");
+  std::fflush(stdout);  // the child would otherwise inherit this process's unwritten output
+  const auto start = Clock::now();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
@@ -35,11 +39,10 @@ Record run_self(const std::vector<std::string>& args) {
     close(fd[0]);
     close(fd[1]);
     std::vector<char*> argv;
-    static char self[] = "/proc/self/exe";
-    argv.push_back(self);
+    argv.push_back(const_cast<char*>(program.c_str()));
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    execv(self, argv.data());
+    execv(program.c_str(), argv.data());
     _exit(127);
   }
   close(fd[1]);
@@ -49,10 +52,12 @@ Record run_self(const std::vector<std::string>& args) {
   close(fd[0]);
   int status = 0;
   waitpid(pid, &status, 0);
+  const double process_s = seconds_since(start);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("child failed: " + described);
   Record r;
   std::istringstream lines(out);
   for (std::string key; lines >> key;) lines >> r[key];
+  r.emplace("process_s", process_s);
   return r;
 }
 

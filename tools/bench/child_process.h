@@ -34,7 +34,10 @@ double to_first_iteration_s(const Summary& s) {
 }
 
 // Parent side: runs this program with `args` (argv[1..]), waits for it and parses its
-// lines. Throws std::runtime_error naming `args` if it cannot start or exits other than 0.
+// lines, plus "process_s": the wall time from fork to exit. Throws std::runtime_error naming
+// `args` if it cannot start or exits other than 0.
 Record run_self(const std::vector<std::string>& args);
+// The same for another program of the same protocol (lsjit_bench_gtsam).
+Record run_program(const std::string& program, const std::vector<std::string>& args);
 
 }  // namespace lsjit::bench

@@ -14,14 +14,18 @@
 //   Ceres 1e8   the same with lsjit's pose-graph first radius (pose_graph_problem.h), so
 //               that the ratio at equal settings is beside the ratio of the defaults
 //   baseline    (once per file) the process plus read_g2o only, the floor of both peaks
+//   GTSAM       where lsjit_bench_gtsam was built (tools/bench/gtsam/build_gtsam.sh):
+//               LevenbergMarquardtOptimizer at its defaults, its solution evaluated in
+//               lsjit's residual convention so that the final costs compare
 // CHOLMOD's supernodal factorization (Ceres' linear solver here; lsjit's solvers do not use
 // CHOLMOD, its sparse Cholesky is its own) opens an OpenMP team of 4 threads whatever
 // OMP_NUM_THREADS says; the children get OMP_THREAD_LIMIT=1 so that Ceres really runs on
 // one thread, unless OMP_THREAD_LIMIT is already set.
 // Tables report medians over repeats, column by column. Before the tables the run checks
 // Ceres' final costs against reference values and both solvers' final costs against each
-// other, and says so when they disagree. lsjit runs with pose_graph_solver_options(), as
-// `lsjit solve FILE.g2o` does.
+// other, and says so when they disagree. lsjit runs as `lsjit solve FILE.g2o` does: with
+// pose_graph_solver_options() from the start --init auto chooses (pose_graph_start.h), whose
+// time is part of its total.
 
 #include <algorithm>
 #include <chrono>
@@ -33,6 +37,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -42,7 +47,10 @@
 #include "child_process.h"
 #include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/runtime/io/g2o.h"
+#include "lsjit/runtime/lie/se2.h"
+#include "lsjit/runtime/lie/se3.h"
 #include "lsjit/runtime/pose_graph_problem.h"
+#include "lsjit/runtime/pose_graph_start.h"
 
 namespace {
 
@@ -75,15 +83,21 @@ void child_lsjit(const fs::path& file, const fs::path& cache_dir) {
   cache_options.tiering = environment.tiering;
   cache_options.tier0_code = environment.tier0_code;
   lsjit::compiler::KernelCache cache(cache_options);
-  const lsjit::io::PoseGraph graph = read_timed(file);
+  lsjit::io::PoseGraph graph = read_timed(file);
   const auto start = Clock::now();
+  std::optional<lsjit::PoseGraphStartChoice> choice = lsjit::chordal_if_no_vertices(graph);
   lsjit::PoseGraphProblem p = lsjit::make_pose_graph_problem(graph);
   emit("build_s", seconds_since(start));
   lsjit::AnalyzeOptions analyze_options;
   analyze_options.cache = &cache;
   const lsjit::AnalyzedProblem analyzed = p.problem.analyze(analyze_options);
-  const lsjit::SolveSummary s = analyzed.solve(p.initial, lsjit::pose_graph_solver_options()).summary;
+  // As `lsjit solve` does by default (--init auto).
+  if (!choice) choice = lsjit::start_pose_graph(graph, p, analyzed, lsjit::PoseGraphStart::Auto);
+  lsjit::SolveSummary s = analyzed.solve(p.initial, lsjit::pose_graph_solver_options()).summary;
+  s.record_initialization(choice->used, choice->seconds, choice->reason);
   if (!s.usable()) throw std::runtime_error("lsjit: " + s.message);
+  emit("chordal_start", choice->used == "chordal");
+  emit("initialization_s", s.initialization_s);
   emit("trace_s", s.trace_s);
   emit("compile_s", s.compile_s);
   emit("analyze_s", s.analyze_s);
@@ -159,8 +173,47 @@ Record run_child(const std::vector<std::string>& args) { return lsjit::bench::ru
 
 struct Runs {
   std::vector<Record> cold, warm, ceres, ceres_same;  // ceres_same: at lsjit's first radius
+  std::vector<Record> gtsam;                           // empty without lsjit_bench_gtsam
   Record baseline;
 };
+
+// lsjit_bench_gtsam beside this program, or "" where GTSAM was not built.
+std::string gtsam_program() {
+  const fs::path program = fs::read_symlink("/proc/self/exe").parent_path() / "lsjit_bench_gtsam";
+  return fs::exists(program) ? program.string() : std::string();
+}
+
+// The cost ½Σ‖r‖² in lsjit's convention of the poses in `solution` (lsjit_bench_gtsam's
+// output: one "id params..." line per vertex) on the edges of `file`.
+double lsjit_cost_of(const fs::path& file, const fs::path& solution) {
+  lsjit::io::PoseGraph graph = lsjit::io::read_g2o(file);
+  const auto index = graph.vertex_index();
+  std::ifstream in(solution);
+  size_t poses = 0;
+  for (int64_t id; in >> id; ++poses) {
+    const size_t k = index.at(id);
+    if (graph.dimension == 2) {
+      double x = 0, y = 0, theta = 0;
+      in >> x >> y >> theta;
+      graph.poses2[k] = lsjit::SE2d::from_xy_theta(x, y, theta);
+    } else {
+      lsjit::SE3d::Params p;
+      for (int i = 0; i < 7; ++i) in >> p(i);
+      graph.poses3[k] = lsjit::SE3d::from_params(p);
+    }
+  }
+  if (poses != graph.num_vertices()) throw std::runtime_error(solution.string() + ": not one pose per vertex");
+  const lsjit::PoseGraphProblem p = lsjit::make_pose_graph_problem(graph);
+  return p.problem.analyze().cost(p.initial);
+}
+
+// One GTSAM solve in its own process; "final_cost" is lsjit's cost of its solution.
+Record run_gtsam(const std::string& program, const fs::path& file, const fs::path& scratch) {
+  const fs::path solution = scratch / "gtsam_solution.txt";
+  Record r = lsjit::bench::run_program(program, {"lm", file.string(), solution.string()});
+  r["final_cost"] = lsjit_cost_of(file, solution);
+  return r;
+}
 
 // Column `key` of `records`, median.
 double med(const std::vector<Record>& records, const std::string& key) {
@@ -208,6 +261,26 @@ void print_tables(const std::vector<std::pair<std::string, Runs>>& results, int 
     const double warm = med(r.warm, "total_s"), ceres = med(r.ceres_same, "total_s");
     std::printf("| %s | %.0f | %.0f | %.10g | %.1e | %.1f | %.2fx |\n", name.c_str(), med(r.warm, "iterations"),
                 med(r.ceres_same, "iterations"), cf, rel(lf, cf), ms(ceres), ceres / warm);
+  }
+
+  if (std::any_of(results.begin(), results.end(), [](const auto& r) { return !r.second.gtsam.empty(); })) {
+    std::printf("\n### GTSAM 4.3a0 (0ffe6c9): LevenbergMarquardtOptimizer at its defaults\n\n"
+                "GTSAM's final cost is its solution's cost in lsjit's convention. Solve: lsjit's total_s "
+                "(analyze + solve, warm) against GTSAM's optimizer construction + optimize(). Process: "
+                "fork to exit, reading the file included.\n\n"
+                "| graph | lsjit iters | GTSAM iters / linear solves | lsjit final cost | GTSAM final cost | "
+                "GTSAM / lsjit cost | lsjit solve | GTSAM solve | GTSAM / lsjit solve | lsjit process | "
+                "GTSAM process | GTSAM / lsjit process | GTSAM peak MB |\n"
+                "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for (const auto& [name, r] : results) {
+      if (r.gtsam.empty()) continue;
+      const double lf = med(r.warm, "final_cost"), gf = med(r.gtsam, "final_cost");
+      const double ls = med(r.warm, "total_s"), gs = med(r.gtsam, "solve_s");
+      const double lp = med(r.warm, "process_s"), gp = med(r.gtsam, "process_s");
+      std::printf("| %s | %.0f | %.0f / %.0f | %.10g | %.10g | %.3g | %.1f | %.1f | %.1fx | %.1f | %.1f | %.1fx | %.1f |\n",
+                  name.c_str(), med(r.warm, "iterations"), med(r.gtsam, "iterations"), med(r.gtsam, "linear_solves"),
+                  lf, gf, gf / lf, ms(ls), ms(gs), gs / ls, ms(lp), ms(gp), gp / lp, med(r.gtsam, "peak_mb"));
+    }
   }
 
   std::printf("\n### lsjit time split (warm process: kernels from the disk cache)\n\n"
@@ -265,7 +338,7 @@ std::vector<std::string> split(const std::string& s) {
 // Solves one graph: a baseline child (read_g2o only), then `repeats` rounds of lsjit cold and
 // warm on a fresh cache directory, and Ceres with the default first trust-region radius and
 // with lsjit's pose-graph one.
-Runs run_graph(const std::string& name, const fs::path& file, int repeats) {
+Runs run_graph(const std::string& name, const fs::path& file, int repeats, const std::string& gtsam) {
   Runs runs;
   runs.baseline = run_child({"--child", "baseline", file.string()});
   for (int rep = 0; rep < repeats; ++rep) {
@@ -281,6 +354,7 @@ Runs run_graph(const std::string& name, const fs::path& file, int repeats) {
     runs.warm.push_back(run_child({"--child", "lsjit", file.string(), cache_dir.string()}));
     if (!(rep % 2)) runs.ceres.push_back(run_child({"--child", "ceres", file.string()}));
     runs.ceres_same.push_back(run_child({"--child", "ceres_pose_graph_radius", file.string()}));
+    if (!gtsam.empty()) runs.gtsam.push_back(run_gtsam(gtsam, file, cache_dir));
     if (runs.cold.back().at("compiles") == 0 || runs.warm.back().at("compiles") != 0)
       throw std::runtime_error(name + ": the cold run did not compile or the warm run did");
   }
@@ -335,6 +409,10 @@ int main(int argc, char** argv) {
   // Ceres: without this, that build's idle workers spin in every child, lsjit's included.
   setenv("OPENBLAS_NUM_THREADS", "1", /*overwrite=*/0);
   std::printf("children run with OMP_THREAD_LIMIT=%s (CHOLMOD's OpenMP threads)\n", std::getenv("OMP_THREAD_LIMIT"));
+  const std::string gtsam = gtsam_program();
+  if (gtsam.empty())
+    std::printf("skipping GTSAM: lsjit_bench_gtsam was not built (tools/bench/gtsam/build_gtsam.sh, then "
+                "configure again)\n");
   std::vector<std::pair<std::string, Runs>> results;
   bool agree = true;
   try {
@@ -344,7 +422,7 @@ int main(int argc, char** argv) {
         std::printf("skipping %s: %s is missing\n", name.c_str(), file.c_str());
         continue;
       }
-      Runs runs = run_graph(name, file, repeats);
+      Runs runs = run_graph(name, file, repeats, gtsam);
       if (!report_costs(name, runs)) agree = false;
       results.emplace_back(name, std::move(runs));
     }

@@ -6,6 +6,8 @@
 //   Ceres on the same file and costs, as its own process (lsjit_bench_pose_graph --child
 //   ceres FILE, Ceres' default settings; that program also links lsjit, so its start-up
 //   includes loading lsjit's libraries: a slight handicap for Ceres)
+//   GTSAM on the same file, where lsjit_bench_gtsam was built (tools/bench/gtsam/): its
+//   LevenbergMarquardtOptimizer at its defaults, reading the file with readG2o
 //   optionally, the same lsjit runs of another build (--baseline-lsjit PATH, e.g. a build
 //   of an earlier commit), so that a change is measured before and after in one run
 // Runs are interleaved and repeated; medians of wall time and of peak RSS (wait4's
@@ -119,6 +121,9 @@ static int run_main(int argc, char** argv) {
   setenv("OPENBLAS_NUM_THREADS", "1", /*overwrite=*/0);
   const fs::path here = fs::read_symlink("/proc/self/exe").parent_path();
   const std::string ceres = (here / "lsjit_bench_pose_graph").string();
+  const std::string gtsam = fs::exists(here / "lsjit_bench_gtsam") ? (here / "lsjit_bench_gtsam").string() : "";
+  if (gtsam.empty()) std::printf("skipping GTSAM: lsjit_bench_gtsam was not built (tools/bench/gtsam/build_gtsam.sh)\n");
+  std::vector<std::string> gtsam_rows;
   const fs::path root = fs::temp_directory_path() / ("lsjit-bench-process-" + std::to_string(getpid()));
   std::vector<LsjitRuns> lsjits = {{"lsjit", (here / "lsjit").string(), root / "warm", {}, {}, {}}};
   if (!baseline.empty())
@@ -138,7 +143,7 @@ static int run_main(int argc, char** argv) {
       std::printf("| %s | skipped: %s not found | | | | | | | |\n", name.c_str(), file.c_str());
       continue;
     }
-    Series reference;
+    Series reference, gtsam_runs;
     for (LsjitRuns& l : lsjits) {
       l.cold = l.warm = {};
       run({l.program, "solve", file.string()}, l.warm_cache);  // fills the warm cache
@@ -152,6 +157,15 @@ static int run_main(int argc, char** argv) {
         l.warm.add(run({l.program, "solve", file.string()}, l.warm_cache));
       }
       reference.add(run({ceres, "--child", "ceres", file.string()}, root / "warm"));
+      if (!gtsam.empty()) gtsam_runs.add(run({gtsam, "lm", file.string(), (root / "gtsam_solution").string()}, root / "warm"));
+    }
+    if (!gtsam.empty()) {
+      char row[256];
+      std::snprintf(row, sizeof row, "| %s | %.3f | %.3f | %.2fx | %.1f | %.1f |", name.c_str(),
+                    median(lsjits[0].warm.seconds), median(gtsam_runs.seconds),
+                    median(gtsam_runs.seconds) / median(lsjits[0].warm.seconds), median(lsjits[0].warm.peak_mb),
+                    median(gtsam_runs.peak_mb));
+      gtsam_rows.push_back(row);
     }
     for (const LsjitRuns& l : lsjits)
       std::printf("| %s | %s | %.3f | %.3f | %.3f | %.2fx | %.1f | %.1f | %.1f |\n", name.c_str(),
@@ -159,6 +173,12 @@ static int run_main(int argc, char** argv) {
                   median(reference.seconds), median(l.warm.seconds) / median(reference.seconds),
                   median(l.cold.peak_mb), median(l.warm.peak_mb), median(reference.peak_mb));
     std::fflush(stdout);
+  }
+  if (!gtsam_rows.empty()) {
+    std::printf("\n### GTSAM 4.3a0 (0ffe6c9) as its own process (lsjit_bench_gtsam lm FILE)\n\n"
+                "| problem | lsjit warm s | GTSAM s | GTSAM / lsjit warm | lsjit warm MB | GTSAM MB |\n"
+                "| --- | ---: | ---: | ---: | ---: | ---: |\n");
+    for (const std::string& row : gtsam_rows) std::printf("%s\n", row.c_str());
   }
   fs::remove_all(root);
   return 0;

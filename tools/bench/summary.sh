@@ -200,6 +200,14 @@ if ((have_data)) && run pose_graph "$build/lsjit_bench_pose_graph" --repeats "$p
     ceres_iters=$(cell "$row" 4); ceres_iters=${ceres_iters%% *}
     rows+=("| $graph ($poses poses, $edges edges) | solve to convergence, $lsjit_iters against $ceres_iters iterations; warm (cold) | $(cell "$row" 10) ms ($(cell "$row" 9)) | Ceres 2.1, LM, SPARSE_NORMAL_CHOLESKY | $(cell "$row" 11) ms | $(cell "$row" 13) ($(cell "$row" 12)) |")
   done < <(table_rows "$pose_log" "### Solves")
+  # GTSAM, where lsjit_bench_gtsam was built (tools/bench/gtsam/build_gtsam.sh): columns
+  # graph, lsjit iters, GTSAM iters / solves, lsjit cost, GTSAM cost, cost ratio, lsjit solve,
+  # GTSAM solve, solve ratio, lsjit process, GTSAM process, process ratio, GTSAM peak.
+  while IFS= read -r row; do
+    rows+=("| $(cell "$row" 1) | solve to convergence, $(cell "$row" 2) against $(cell "$row" 3 | awk "{ print \$1 }") iterations, GTSAM's final cost $(cell "$row" 6)x lsjit's; solve (whole process) | $(cell "$row" 7) ms ($(cell "$row" 10)) | GTSAM 4.3a0, LevenbergMarquardtOptimizer at its defaults | $(cell "$row" 8) ms ($(cell "$row" 11)) | $(cell "$row" 9) ($(cell "$row" 12)) |")
+  done < <(table_rows "$pose_log" "### GTSAM")
+  grep -q "^skipping GTSAM" "$pose_log" &&
+    notes+=("- GTSAM: skipped, lsjit_bench_gtsam was not built (tools/bench/gtsam/build_gtsam.sh, then configure again).")
   equal=$(table_rows "$pose_log" "### Equal settings" |
            awk -F'|' '{ gsub(/ /, ""); printf "%s%s %s (%s against %s iterations)", n++ ? ", " : "", $2, $8, $3, $4 }')
   [[ -z $equal ]] || notes+=("- Pose graphs, Ceres at lsjit's first trust-region radius (1e8) instead of its default (1e4), Ceres / lsjit warm: $equal (\`lsjit_bench_pose_graph\`, \"Equal settings\"); the difference from the ratios in the table is the iterations Ceres' default radius costs it.")
@@ -258,6 +266,9 @@ if ((have_data)) && run process "$build/lsjit_bench_process" --repeats "$process
     warm_ratio=$(cell "$row" 6)
     rows+=("| $(cell "$row" 1) | \`lsjit solve FILE\`, fork to exit, warm (cold); peak RSS $(cell "$row" 8) MB ($(cell "$row" 7)) against $(cell "$row" 9) | $(ms_of_s "$warm") ms ($(ms_of_s "$cold")) | Ceres 2.1 as its own process (\`lsjit_bench_pose_graph --child ceres\`) | $(ms_of_s "$ceres") ms | $(ratio 1 "${warm_ratio%x}") ($(ratio "$ceres" "$cold")) |")
   done < <(awk 'index($0, "| problem | program |") == 1 { on = 1; next } on && /^\| [^-]/' "$process_log")
+  while IFS= read -r row; do
+    rows+=("| $(cell "$row" 1) | \`lsjit solve FILE\`, fork to exit, warm; peak RSS $(cell "$row" 5) MB against $(cell "$row" 6) | $(ms_of_s "$(cell "$row" 2)") ms | GTSAM 4.3a0 as its own process (\`lsjit_bench_gtsam lm FILE\`: readG2o, LM at its defaults) | $(ms_of_s "$(cell "$row" 3)") ms | $(cell "$row" 4) |")
+  done < <(table_rows "$process_log" "### GTSAM")
   help=$(awk '/`--help`:/ { sub(/^.*`--help`: /, ""); print; exit }' "$process_log")
   [[ -z $help ]] || notes+=("- \`lsjit --help\`, fork to exit: $help (\`lsjit_bench_process\`).")
 fi
