@@ -1,5 +1,8 @@
 # The libraries of the supernodal sparse Cholesky as the imported target lsjit::sparse_deps:
-# SuiteSparse's AMD (and its libsuitesparseconfig), METIS and OpenBLAS.
+# SuiteSparse's AMD (and its libsuitesparseconfig) and METIS. OpenBLAS is found here too
+# (LSJIT_OPENBLAS_LIBRARY) but not linked: supernodal_kernels.cpp loads it on first use
+# (dlopen of LSJIT_OPENBLAS_PATH, the library's soname beside it), because loading it costs
+# a short process several milliseconds that most small solves never need it for.
 #
 # Included twice over: by lsjit's own build, which links lsjit_runtime to it privately, and
 # by the installed lsjitConfig.cmake, because a program that links the static lsjit_runtime
@@ -31,5 +34,5 @@ if(LSJIT_AMD_LIBRARY AND LSJIT_SUITESPARSECONFIG_LIBRARY AND LSJIT_METIS_LIBRARY
    LSJIT_OPENBLAS_LIBRARY AND NOT TARGET lsjit::sparse_deps)
   add_library(lsjit::sparse_deps INTERFACE IMPORTED)
   set_target_properties(lsjit::sparse_deps PROPERTIES INTERFACE_LINK_LIBRARIES
-      "${LSJIT_AMD_LIBRARY};${LSJIT_SUITESPARSECONFIG_LIBRARY};${LSJIT_METIS_LIBRARY};${LSJIT_OPENBLAS_LIBRARY}")
+      "${LSJIT_AMD_LIBRARY};${LSJIT_SUITESPARSECONFIG_LIBRARY};${LSJIT_METIS_LIBRARY}")
 endif()

@@ -10,13 +10,11 @@
 #include "lsjit/runtime/analyze/trace_groups.h"
 #include "lsjit/runtime/analyzed_problem.h"
 #include "lsjit/runtime/problem.h"
-#include "lsjit/runtime/solve/linear/supernodal_kernels.h"
 
 namespace lsjit {
 
 AnalyzedProblem Problem::analyze(const AnalyzeOptions& options) const {
   const auto start = Clock::now();
-  linear::supernodal::init_blas();  // joins OpenBLAS' spinning workers (supernodal_kernels.h)
   auto layout = std::make_shared<detail::ProblemLayout>();
   compiler::KernelCache& cache = options.cache ? *options.cache : compiler::default_cache();
   layout->cache = &cache;

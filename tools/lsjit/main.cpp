@@ -9,7 +9,6 @@
 #include "commands.h"
 #include "terminal_safe.h"
 #include "lsjit/compiler/cache/kernel_cache.h"
-#include "lsjit/runtime/solve/linear/supernodal_kernels.h"
 
 namespace {
 
@@ -53,10 +52,6 @@ int main(int argc, char** argv) {
     std::cerr << kUsage;
     return 2;
   }
-  // OpenBLAS' pthread build started a worker when it was loaded, which would spin on the
-  // second core for about 0.1 s: --help and a warm solve are shorter than that, and a cold
-  // solve compiles on that core.
-  lsjit::linear::supernodal::init_blas();
   const std::string command = argv[1];
   const lsjit::cli::Args args(argv + 2, argv + argc);
   try {

@@ -69,7 +69,6 @@ SupernodalCholesky::Factor<float>& SupernodalCholesky::factor_of<float>() {
 // The split depends on the structure alone, so the constructors make it; each precision's
 // memory is made by allocate<T>() on its first factorization.
 void SupernodalCholesky::make_split() {
-  supernodal::init_blas();
   auto split = std::make_unique<SupernodalSplit>(split_supernodal_tree(analysis_));
   if (split->predicted_speedup >= kMinSplitSpeedup &&
       split->private_size <= (analysis_.panel_offset.back() + supernodal::kProductRowPad) / 2)

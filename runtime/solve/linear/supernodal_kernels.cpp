@@ -1,55 +1,98 @@
 #include "lsjit/runtime/solve/linear/supernodal_kernels.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cmath>
-#include <mutex>
+#include <string>
 
 #include "lsjit/common/cpu.h"
+#include "lsjit/common/error.h"
 #include "lsjit/runtime/solve/linear/vector_loops.h"
-
-// OpenBLAS, linked directly (CMakeLists.txt): its LAPACK and BLAS entry points, 32-bit
-// integers (Debian's libopenblas0-pthread is not the ILP64 build).
-extern "C" {
-void openblas_set_num_threads(int);
-// The pthread build's fork handler: wakes and joins the worker threads that its library
-// constructor started. Weak, because the serial and OpenMP builds do not define it.
-int blas_thread_shutdown_(void) __attribute__((weak));
-void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info);
-void dtrsm_(const char* side, const char* uplo, const char* trans, const char* diag,
-            const int* m, const int* n, const double* alpha, const double* a, const int* lda,
-            double* b, const int* ldb);
-void dsyrk_(const char* uplo, const char* trans, const int* n, const int* k, const double* alpha,
-            const double* a, const int* lda, const double* beta, double* c, const int* ldc);
-void spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info);
-void strsm_(const char* side, const char* uplo, const char* trans, const char* diag,
-            const int* m, const int* n, const float* alpha, const float* a, const int* lda,
-            float* b, const int* ldb);
-void ssyrk_(const char* uplo, const char* trans, const int* n, const int* k, const float* alpha,
-            const float* a, const int* lda, const float* beta, float* c, const int* ldc);
-}
 
 namespace lsjit::linear::supernodal {
 
 namespace {
 
+// OpenBLAS' LAPACK and BLAS entry points, 32-bit integers (Debian's libopenblas0-pthread
+// is not the ILP64 build), loaded on first use rather than linked: loading the library and
+// running its constructor (worker threads, buffers, gfortran) costs about 5 ms, a third of
+// a small solve's whole process, while only factorizations with large supernodes call it.
+struct Blas {
+  void (*dpotrf)(const char* uplo, const int* n, double* a, const int* lda, int* info);
+  void (*dtrsm)(const char* side, const char* uplo, const char* trans, const char* diag, const int* m,
+                const int* n, const double* alpha, const double* a, const int* lda, double* b, const int* ldb);
+  void (*dsyrk)(const char* uplo, const char* trans, const int* n, const int* k, const double* alpha,
+                const double* a, const int* lda, const double* beta, double* c, const int* ldc);
+  void (*spotrf)(const char* uplo, const int* n, float* a, const int* lda, int* info);
+  void (*strsm)(const char* side, const char* uplo, const char* trans, const char* diag, const int* m,
+                const int* n, const float* alpha, const float* a, const int* lda, float* b, const int* ldb);
+  void (*ssyrk)(const char* uplo, const char* trans, const int* n, const int* k, const float* alpha,
+                const float* a, const int* lda, const float* beta, float* c, const int* ldc);
+};
+
+// Where CMake found OpenBLAS (cmake/lsjitSparseDeps.cmake), by its soname.
+#ifdef LSJIT_OPENBLAS_PATH
+constexpr const char* kOpenBlasLibrary = LSJIT_OPENBLAS_PATH;
+#else
+constexpr const char* kOpenBlasLibrary = "libopenblas.so.0";
+#endif
+
+template <class F>
+void resolve(void* library, const char* name, F*& out) {
+  out = reinterpret_cast<F*>(dlsym(library, name));
+  if (!out) throw Error(std::string("OpenBLAS has no ") + name + ": " + kOpenBlasLibrary);
+}
+
+// The library CMake found (LSJIT_OPENBLAS_PATH), else its soname in the loader's paths.
+// Then single-threaded (lsjit does the threading), with the pthread build's idle workers
+// joined: with one thread OpenBLAS never hands them work again, but each spins in
+// sched_yield for about 2^28 cycles (0.1 s) before it sleeps, and a short process would
+// lose its second core, which a cold solve's compiles use. blas_thread_shutdown_ is the
+// pthread build's fork handler; the serial and OpenMP builds do not have it.
+Blas load_blas() {
+  void* library = dlopen(kOpenBlasLibrary, RTLD_NOW | RTLD_LOCAL);
+  if (!library) library = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+  if (!library)
+    throw Error(std::string("the supernodal Cholesky needs OpenBLAS for its large supernodes, and ") +
+                kOpenBlasLibrary + " cannot be loaded: " + dlerror());
+  Blas b{};
+  resolve(library, "dpotrf_", b.dpotrf);
+  resolve(library, "dtrsm_", b.dtrsm);
+  resolve(library, "dsyrk_", b.dsyrk);
+  resolve(library, "spotrf_", b.spotrf);
+  resolve(library, "strsm_", b.strsm);
+  resolve(library, "ssyrk_", b.ssyrk);
+  void (*set_num_threads)(int) = nullptr;
+  resolve(library, "openblas_set_num_threads", set_num_threads);
+  set_num_threads(1);
+  if (auto* shutdown = reinterpret_cast<int (*)()>(dlsym(library, "blas_thread_shutdown_"))) shutdown();
+  return b;  // the library stays loaded for the process's life
+}
+
+const Blas& blas() {
+  static const Blas loaded = load_blas();  // thread-safe; a failed load throws and is retried
+  return loaded;
+}
+
 // The BLAS routine of each precision, by overload.
-void potrf(const int* n, double* a, const int* lda, int* info) { dpotrf_("L", n, a, lda, info); }
-void potrf(const int* n, float* a, const int* lda, int* info) { spotrf_("L", n, a, lda, info); }
+void potrf(const int* n, double* a, const int* lda, int* info) { blas().dpotrf("L", n, a, lda, info); }
+void potrf(const int* n, float* a, const int* lda, int* info) { blas().spotrf("L", n, a, lda, info); }
 void trsm(const int* m, const int* n, const double* a, const int* lda, double* b, const int* ldb) {
   const double one = 1;
-  dtrsm_("R", "L", "T", "N", m, n, &one, a, lda, b, ldb);
+  blas().dtrsm("R", "L", "T", "N", m, n, &one, a, lda, b, ldb);
 }
 void trsm(const int* m, const int* n, const float* a, const int* lda, float* b, const int* ldb) {
   const float one = 1;
-  strsm_("R", "L", "T", "N", m, n, &one, a, lda, b, ldb);
+  blas().strsm("R", "L", "T", "N", m, n, &one, a, lda, b, ldb);
 }
 void syrk(const int* m, const int* n, const double* a, const int* lda, double* c, const int* ldc) {
   const double one = 1, zero = 0;
-  dsyrk_("L", "N", m, n, &one, a, lda, &zero, c, ldc);
+  blas().dsyrk("L", "N", m, n, &one, a, lda, &zero, c, ldc);
 }
 void syrk(const int* m, const int* n, const float* a, const int* lda, float* c, const int* ldc) {
   const float one = 1, zero = 0;
-  ssyrk_("L", "N", m, n, &one, a, lda, &zero, c, ldc);
+  blas().ssyrk("L", "N", m, n, &one, a, lda, &zero, c, ldc);
 }
 
 // Up to these sizes the block below's product runs in our register tiles instead of
@@ -467,16 +510,7 @@ const KernelsOf<T>& host_kernels() {
   return chosen;
 }
 
-void init_blas() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    openblas_set_num_threads(1);
-    // With one thread OpenBLAS never hands work to its workers again, but each spins in
-    // sched_yield for about 2^28 cycles (0.1 s) before it sleeps: a short process lost its
-    // second core, which a cold solve's compiles use, for its whole life.
-    if (blas_thread_shutdown_) blas_thread_shutdown_();
-  });
-}
+void init_blas() { (void)blas(); }
 
 namespace {
 

@@ -38,11 +38,13 @@
 
 namespace lsjit::linear::supernodal {
 
-// OpenBLAS single-threaded (lsjit does the threading), and the idle workers that OpenBLAS'
-// pthread build starts when it is loaded joined. Called before any BLAS kernel and, to stop
-// the workers' spinning early, by Problem::analyze and the CLI's main. Thread-safe; only
-// the first call does anything. Process-wide: a program that wants threaded BLAS for its
-// own calls sets openblas_set_num_threads again after lsjit's first analyze().
+// Loads OpenBLAS (dlopen: it is not linked, so a process whose factorizations never call
+// it does not pay for loading it), sets it single-threaded (lsjit does the threading) and
+// joins the idle workers that its pthread build starts when loaded. The BLAS kernels call
+// it on first use; tests and benchmarks may call it to load early. Thread-safe; only the
+// first successful call does anything. Throws lsjit::Error naming the library when it
+// cannot be loaded. Process-wide: a program that links OpenBLAS and wants it threaded for
+// its own calls sets openblas_set_num_threads again after lsjit's first large factorization.
 void init_blas();
 
 template <class T>
