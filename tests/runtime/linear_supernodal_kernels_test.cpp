@@ -6,11 +6,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "lsjit/common/cpu.h"
 #include "lsjit/runtime/solve/linear/supernodal_kernels.h"
 
 namespace linear_supernodal_kernels_test {  // its using-directives stay in this file (tests are unity-built)
@@ -234,13 +237,61 @@ int threads_of_this_process() {
 }  // namespace
 
 // OpenBLAS' pthread build: nonzero while its worker threads exist (they are started by its
-// library constructor when the machine has more than one core). Weak: other builds lack it.
+// library constructor when the machine has more than one core). Weak: lsjit loads OpenBLAS
+// with dlopen and does not link it, so this is null unless something else links it.
 extern "C" int blas_server_avail __attribute__((weak));
+
+bool openblas_mapped() {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);)
+    if (line.find("libopenblas") != std::string::npos) return true;
+  return false;
+}
 
 // An idle OpenBLAS worker spins in sched_yield for about 0.1 s: in a short lsjit process it
 // held the second core that the cold solve's compiles need. init_blas() joins the workers,
 // and a later BLAS call does not start them again. The thread count is checked relative to
 // the start, so that threads left by other test cases in the same process do not matter.
+// ctest runs each test case in a process of its own, where nothing has loaded OpenBLAS yet;
+// run in one process with others, the first half cannot be checked and is skipped.
+TEST_CASE("supernodal kernels: OpenBLAS is loaded on the first large panel, not before") {
+  if (openblas_mapped()) {
+    MESSAGE("OpenBLAS was loaded by an earlier test case in this process: run this one alone");
+  } else {
+    // Panels within our own kernels' sizes never load it.
+    const int64_t n = 8, ld = 12;
+    std::vector<double> small(n * ld, 0.0);
+    for (int64_t c = 0; c < n; ++c) small[c * ld + c] = 4.0;
+    REQUIRE(lsjit::linear::supernodal::factor_panel(small.data(), n, ld) == -1);
+    CHECK_FALSE(openblas_mapped());
+  }
+  const int64_t n = 1024, ld = 1100;  // past kOwnPanelEntries: OpenBLAS' potrf and trsm
+  std::vector<double> panel(n * ld, 0.0);
+  for (int64_t c = 0; c < n; ++c) panel[c * ld + c] = 4.0;
+  REQUIRE(lsjit::linear::supernodal::factor_panel(panel.data(), n, ld) == -1);
+  CHECK(openblas_mapped());
+  CHECK(panel[0] == 2.0);
+}
+
+TEST_CASE("supernodal kernels: prefer_avx512_blas keeps a user's OPENBLAS_CORETYPE and picks SkylakeX only on Zen 5") {
+  const char* saved = std::getenv("OPENBLAS_CORETYPE");
+  const std::string restore = saved ? saved : "";
+  setenv("OPENBLAS_CORETYPE", "Haswell", 1);
+  lsjit::linear::supernodal::prefer_avx512_blas();
+  CHECK(std::string(std::getenv("OPENBLAS_CORETYPE")) == "Haswell");
+  unsetenv("OPENBLAS_CORETYPE");
+  lsjit::linear::supernodal::prefer_avx512_blas();
+  const lsjit::HostCpu& cpu = lsjit::host_cpu();
+  const bool zen5_like = cpu.name.rfind("AuthenticAMD", 0) == 0 && cpu.x86_64_level >= 4 &&
+                         !lsjit::cpu_splits_512_bit_operations();
+  CAPTURE(cpu.name);
+  const char* chosen = std::getenv("OPENBLAS_CORETYPE");
+  if (zen5_like) CHECK((chosen && std::string(chosen) == "SkylakeX"));
+  else CHECK(chosen == nullptr);
+  if (saved) setenv("OPENBLAS_CORETYPE", restore.c_str(), 1);
+  else unsetenv("OPENBLAS_CORETYPE");
+}
+
 TEST_CASE("supernodal kernels: init_blas leaves no BLAS worker threads behind") {
   const int before = threads_of_this_process();
   lsjit::linear::supernodal::init_blas();

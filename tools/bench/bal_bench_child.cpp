@@ -15,6 +15,7 @@
 
 #include "bal_bench.h"
 #include "ceres_bal.h"
+#include "lsjit/runtime/solve/linear/supernodal_kernels.h"
 #include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/runtime/bal_problem.h"
 #include "lsjit/runtime/builtin_costs.h"
@@ -314,6 +315,8 @@ io::BalSpec synthetic_spec(int64_t observations) {
 }
 
 int child_main(const std::string& kind, const ChildArgs& args) {
+  // As the CLI does; not for Ceres' children, so that Ceres runs in its users' environment.
+  if (kind != "ceres") linear::supernodal::prefer_avx512_blas();
   try {
     if (kind == "lsjit") child_lsjit(args);
     else if (kind == "ceres") child_ceres(args);

@@ -403,5 +403,6 @@ static int run_main(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+  lsjit::linear::supernodal::prefer_avx512_blas();  // as the CLI does, before any thread
   return lsjit::bench::report_errors("lsjit_bench_linear", [&] { return run_main(argc, argv); });
 }

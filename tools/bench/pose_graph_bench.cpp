@@ -45,6 +45,7 @@
 #include "ceres_pose_graph.h"
 #include "ceres_pose_graph_input.h"
 #include "child_process.h"
+#include "lsjit/runtime/solve/linear/supernodal_kernels.h"
 #include "lsjit/compiler/cache/kernel_cache.h"
 #include "lsjit/runtime/io/g2o.h"
 #include "lsjit/runtime/lie/se2.h"
@@ -152,6 +153,8 @@ void child_ceres(const fs::path& file, double initial_trust_region_radius) {
 
 int child_main(const std::string& kind, const fs::path& file, const fs::path& cache_dir) {
   try {
+    // As the CLI does; only lsjit's children, so that Ceres runs in its users' environment.
+    if (kind == "lsjit") lsjit::linear::supernodal::prefer_avx512_blas();
     if (kind == "lsjit") child_lsjit(file, cache_dir);
     else if (kind == "ceres") child_ceres(file, lsjit::SolverOptions{}.initial_trust_region_radius);
     else if (kind == "ceres_pose_graph_radius") child_ceres(file, lsjit::kPoseGraphInitialTrustRegionRadius);

@@ -27,6 +27,7 @@
 #include <functional>
 #include <memory>
 
+#include "lsjit/runtime/solve/linear/supernodal_kernels.h"
 #include "lsjit/common/clock.h"
 #include "lsjit/lsjit.h"
 #include "lsjit/runtime/io/g2o.h"
@@ -164,5 +165,6 @@ static int run_main(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+  lsjit::linear::supernodal::prefer_avx512_blas();  // as the CLI does, before any thread
   return lsjit::bench::report_errors("lsjit_bench_scale", [&] { return run_main(argc, argv); });
 }

@@ -18,6 +18,7 @@
 
 #include "bench_main.h"
 #include "bench_stats.h"
+#include "lsjit/runtime/solve/linear/supernodal_kernels.h"
 #include "lsjit/common/clock.h"
 #include "lsjit/runtime/io/g2o.h"
 #include "lsjit/runtime/io/synthetic.h"
@@ -97,6 +98,7 @@ lsjit::io::PoseGraph generated(int dim, int64_t poses, double drift) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  lsjit::linear::supernodal::prefer_avx512_blas();  // as the CLI does, before any thread
   return lsjit::bench::report_errors("lsjit_bench_starts", [&] {
     fs::path data = LSJIT_SHARED_DATA_DIR;
     int repeats = 3;

@@ -8,6 +8,7 @@
 #include "lsjit/common/error.h"
 #include "commands.h"
 #include "terminal_safe.h"
+#include "lsjit/runtime/solve/linear/supernodal_kernels.h"
 #include "lsjit/compiler/cache/kernel_cache.h"
 
 namespace {
@@ -47,6 +48,7 @@ commands:
 }  // namespace
 
 int main(int argc, char** argv) {
+  lsjit::linear::supernodal::prefer_avx512_blas();  // before any thread: it may setenv
   const lsjit::cli::TerminalSafeStreams terminal_safe;  // every byte written below is escaped as needed
   if (argc < 2) {
     std::cerr << kUsage;

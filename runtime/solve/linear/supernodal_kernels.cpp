@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "lsjit/common/cpu.h"
@@ -511,6 +512,14 @@ const KernelsOf<T>& host_kernels() {
 }
 
 void init_blas() { (void)blas(); }
+
+void prefer_avx512_blas() {
+  const HostCpu& cpu = host_cpu();
+  if (std::getenv("OPENBLAS_CORETYPE") || cpu.x86_64_level < 4 || cpu_splits_512_bit_operations() ||
+      cpu.name.rfind("AuthenticAMD", 0) != 0)
+    return;
+  setenv("OPENBLAS_CORETYPE", "SkylakeX", /*overwrite=*/0);
+}
 
 namespace {
 

@@ -47,6 +47,15 @@ namespace lsjit::linear::supernodal {
 // its own calls sets openblas_set_num_threads again after lsjit's first large factorization.
 void init_blas();
 
+// Debian 12's OpenBLAS (0.3.21) does not know AMD's Zen 5 and runs its Haswell (AVX2)
+// kernels there; its SkylakeX (AVX-512) kernels factor sphere2500 about 13% faster
+// (docs/linear_solvers.md). OpenBLAS reads its choice from OPENBLAS_CORETYPE when it is
+// loaded, so this sets OPENBLAS_CORETYPE=SkylakeX on an AMD CPU with full-width AVX-512
+// (x86-64-v4, not split: common/cpu.h) unless the variable is already set, and does
+// nothing elsewhere. setenv is not thread-safe: call it first thing in main(), before any
+// thread exists (the CLI and the benchmarks do), and before OpenBLAS is loaded.
+void prefer_avx512_blas();
+
 template <class T>
 int64_t factor_panel(T* panel, int64_t n, int64_t ld);
 
