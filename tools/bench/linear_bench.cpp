@@ -5,8 +5,9 @@
 // (docs/linear_solvers.md).
 //
 //   lsjit_bench_linear [--repeats N] [--small]
-//   lsjit_bench_linear --factor [--repeats N] [--threads N] [--only NAME]
-//     (--threads: LinearSolverOptions::num_threads; --only: the matrices whose name has NAME)
+//   lsjit_bench_linear --factor [--repeats N] [--threads N] [--only NAME] [--g2o FILE]
+//     (--threads: LinearSolverOptions::num_threads; --only: the matrices whose name has NAME;
+//     --g2o: that graph's structure alone, e.g. one from `lsjit generate pose-graph`)
 //   lsjit_bench_linear --panels [--repeats N]
 // --panels times one supernode panel's factorization (supernodal_kernels.h, the host's
 // instruction set) against OpenBLAS' dpotrf + dtrsm on the same random panels, which is
@@ -197,11 +198,13 @@ void run(const Structure& s, int repeats, std::mt19937_64& rng) {
   }
 }
 
-// The edge structure of a g2o file (poses numbered in file order), or nullopt if absent.
-std::optional<Structure> g2o_structure(const std::string& file, const std::string& name) {
+// The edge structure of a g2o file (poses numbered in file order), or nullopt if absent:
+// `file` under the shared data's pose_graph/, or a path of its own when `as_path`.
+std::optional<Structure> g2o_structure(const std::string& file, const std::string& name, bool as_path = false) {
   const char* dir = std::getenv("LSJIT_SHARED_DATA_DIR");
   const std::filesystem::path path =
-      std::filesystem::path(dir != nullptr ? dir : "/work/shared/data") / "pose_graph" / file;
+      as_path ? std::filesystem::path(file)
+              : std::filesystem::path(dir != nullptr ? dir : "/work/shared/data") / "pose_graph" / file;
   if (!std::filesystem::exists(path)) return std::nullopt;
   const lsjit::io::PoseGraph g = lsjit::io::read_g2o(path);
   std::map<int64_t, int> index;
@@ -357,6 +360,7 @@ void run_panels(int repeats) {
 static int run_main(int argc, char** argv) {
   int repeats = 5, threads = 1;
   bool small = false, factor = false, panels = false;
+  std::string g2o_file;
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
     if (arg == "--repeats" && a + 1 < argc) repeats = std::max(1, std::stoi(argv[++a]));
@@ -365,8 +369,9 @@ static int run_main(int argc, char** argv) {
     else if (arg == "--panels") panels = true;
     else if (arg == "--threads" && a + 1 < argc) threads = std::max(0, std::stoi(argv[++a]));
     else if (arg == "--only" && a + 1 < argc) only_matrices = argv[++a];
+    else if (arg == "--g2o" && a + 1 < argc) g2o_file = argv[++a];
     else {
-      std::fprintf(stderr, "usage: lsjit_bench_linear [--repeats N] [--small] [--factor [--threads N] [--only NAME]] [--panels]\n");
+      std::fprintf(stderr, "usage: lsjit_bench_linear [--repeats N] [--small] [--factor [--threads N] [--only NAME] [--g2o FILE]] [--panels]\n");
       return 2;
     }
   }
@@ -378,6 +383,12 @@ static int run_main(int argc, char** argv) {
   if (factor) {
     std::printf("| matrix | dim | solver | analysis ms | MFlop | solve ms | GFlop/s | vs cholmod |\n");
     std::printf("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
+    if (!g2o_file.empty()) {
+      const std::optional<Structure> s = g2o_structure(g2o_file, g2o_file, /*as_path=*/true);
+      if (!s) throw std::runtime_error(g2o_file + " does not exist");
+      run_factor(*s, repeats, threads, rng);
+      return 0;
+    }
     run_factor(g2o_structure("sphere2500.g2o", "sphere2500 (g2o)")
                    .value_or(local_loops("sphere2500-like", 2500, 2450, 6, 60, rng)),
                repeats, threads, rng);
