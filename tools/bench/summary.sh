@@ -240,6 +240,13 @@ if ((have_data)) && run bal_ladybug "$build/lsjit_bench_bal" --skip-scaling --re
   else
     notes+=("- bal_ladybug: no Ceres configuration reached the target, or no table in its output.")
   fi
+  # GTSAM's BAL path (bal_bench_gtsam.cpp), both at their defaults to convergence: problem,
+  # lsjit iters, GTSAM iters / solves, lsjit cost, GTSAM cost, GTSAM error(), lsjit solve,
+  # GTSAM solve, ratio, lsjit process, GTSAM process, ratio, lsjit MB, GTSAM MB.
+  while IFS= read -r row; do
+    gtsam_iters=$(cell "$row" 3)
+    rows+=("| $(cell "$row" 1) (BAL) | both at their defaults to convergence, $(cell "$row" 2) against ${gtsam_iters%% *} iterations; final cost $(cell "$row" 4) against $(cell "$row" 5) (lsjit's convention); solve (whole process) | $(cell "$row" 7) ms ($(cell "$row" 10)) | GTSAM 4.3a0, GeneralSFMFactor + LevenbergMarquardtOptimizer at its defaults | $(cell "$row" 8) ms ($(cell "$row" 11)) | $(cell "$row" 9) ($(cell "$row" 12)) |")
+  done < <(table_rows "$bal_log" "### GTSAM 4.3a0 (0ffe6c9) BAL path")
 fi
 
 # ---- 3. bundle adjustment scaling: lsjit_bench_bal --skip-ladybug ----
