@@ -30,6 +30,15 @@ fs::path generated(const std::string& name, int dim) {
   return file;
 }
 
+std::string json_field(const std::string& json, const std::string& name) {
+  const size_t at = json.find("\"" + name + "\": ");
+  REQUIRE(at != std::string::npos);
+  const size_t start = at + name.size() + 4;
+  return json.substr(start, json.find_first_of(",}", start) - start);
+}
+
+double json_number(const std::string& json, const std::string& name) { return std::stod(json_field(json, name)); }
+
 }  // namespace
 
 TEST_CASE("lsjit solve prints a report, --json the summary fields, --out the solution") {
@@ -157,11 +166,6 @@ TEST_CASE("lsjit solve starts a pose graph nearly Gauss-Newton and a BAL problem
 }
 
 TEST_CASE("lsjit solve --init file or chordal start where they say and auto, the default, from the lower of the two") {
-  const auto number = [](const std::string& json, const std::string& key) {
-    const size_t at = json.find("\"" + key + "\": ");
-    REQUIRE(at != std::string::npos);
-    return std::stod(json.substr(at + key.size() + 4));
-  };
   for (int dim : {2, 3}) {
     CAPTURE(dim);
     const fs::path file = generated("init" + std::to_string(dim), dim);
@@ -176,7 +180,7 @@ TEST_CASE("lsjit solve --init file or chordal start where they say and auto, the
     CHECK(chordal.out.find("\"initialization\": \"chordal\", \"initialization_reason\": \"\"") != std::string::npos);
     CHECK(chordal.out.find("\"converged\": true") != std::string::npos);
     // A different start: the initial costs differ (the chordal one is lower on this graph).
-    CHECK(number(chordal.out, "initial_cost") < number(from_file.out, "initial_cost"));
+    CHECK(json_number(chordal.out, "initial_cost") < json_number(from_file.out, "initial_cost"));
     // Auto takes the chordal start here, and says why with both costs.
     const Run automatic = run("solve " + file.string() + " --json");
     CAPTURE(automatic.out);
@@ -184,8 +188,8 @@ TEST_CASE("lsjit solve --init file or chordal start where they say and auto, the
     CHECK(automatic.out.find("\"initialization\": \"chordal\", \"initialization_reason\": \"auto: initial cost ") !=
           std::string::npos);
     CHECK(automatic.out.find(" from the file\"") != std::string::npos);
-    CHECK(number(automatic.out, "initial_cost") == number(chordal.out, "initial_cost"));
-    CHECK(number(automatic.out, "final_cost") == number(chordal.out, "final_cost"));
+    CHECK(json_number(automatic.out, "initial_cost") == json_number(chordal.out, "initial_cost"));
+    CHECK(json_number(automatic.out, "final_cost") == json_number(chordal.out, "final_cost"));
     const Run report = run("solve " + file.string() + " --init chordal");
     CAPTURE(report.out);
     CHECK(report.exit_code == 0);
@@ -233,13 +237,6 @@ fs::path generated_indefinite(const std::string& name, int dim, int indefinite) 
 // stderr alone (stdout discarded).
 Run run_stderr(const std::string& args) {
   return lsjit::testing::run_shell(std::string(LSJIT_CLI_PATH) + " " + args + " 2>&1 >/dev/null");
-}
-
-std::string json_field(const std::string& json, const std::string& name) {
-  const size_t at = json.find("\"" + name + "\": ");
-  REQUIRE(at != std::string::npos);
-  const size_t start = at + name.size() + 4;
-  return json.substr(start, json.find_first_of(",}", start) - start);
 }
 
 }  // namespace
@@ -456,11 +453,6 @@ TEST_CASE("lsjit solve initializes a g2o file without VERTEX lines and says so")
     CHECK(r.out.find("\"converged\": true") != std::string::npos);
     const Run full = run("solve " + file.string() + " --json --init chordal");
     REQUIRE(full.exit_code == 0);
-    auto final_cost = [](const std::string& json) {
-      const size_t at = json.find("\"final_cost\": ");
-      REQUIRE(at != std::string::npos);
-      return std::stod(json.substr(at + 14));
-    };
-    CHECK(final_cost(r.out) == doctest::Approx(final_cost(full.out)).epsilon(1e-6));
+    CHECK(json_number(r.out, "final_cost") == doctest::Approx(json_number(full.out, "final_cost")).epsilon(1e-6));
   }
 }
