@@ -6,20 +6,12 @@
 
 #include "lsjit/common/error.h"
 #include "lsjit/runtime/analyze/id_tables.h"
+#include "lsjit/runtime/problem/type_name_clash.h"
 
 namespace lsjit::detail {
 namespace {
 
 using Constants = std::set<std::pair<std::string, int64_t>>;
-
-// Two types under one name would share one ID space and one block of parameter rows.
-void check_same_layout(const VariableType& first, const VariableType& other) {
-  if (first.ambient == other.ambient && first.tangent == other.tangent) return;
-  throw Error("lsjit: two variable types are named '" + first.name + "', one with " + std::to_string(first.ambient) +
-              " parameters and tangent " + std::to_string(first.tangent) + ", one with " +
-              std::to_string(other.ambient) + " and " + std::to_string(other.tangent) +
-              ": expected one name per type (give each a name of its own, see lsjit::Kind)");
-}
 
 // Per type (numbered in order of first use), the IDs every slot of every part references,
 // sorted and distinct; sets each group's slot_type and appends the types to layout.types.
@@ -36,7 +28,8 @@ std::vector<BigVector<int64_t>> collect_ids(const std::vector<TracedGroup>& grou
           layout.types.push_back({vt, {}, {}});
           ids_of_type.emplace_back();
         }
-        check_same_layout(*layout.types[it->second].type, *vt);
+        if (const std::string clash = type_name_clash(*layout.types[it->second].type, *vt); !clash.empty())
+          throw Error("lsjit: " + clash);
         if (kg.slot_type.size() <= s) kg.slot_type.push_back(it->second);
         auto& ids = ids_of_type[it->second];
         ids.insert(ids.end(), part->ids[s].begin(), part->ids[s].end());

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "lsjit/runtime/problem/type_name_clash.h"
+
 namespace lsjit {
 
 size_t Values::size() const {
@@ -90,11 +92,8 @@ void Values::check_value(const VariableType& type, int64_t id, const double* par
 Values::Block& Values::block_for(const VariableType* type) {
   Block& b = blocks_[type->name];
   if (!b.type) b.type = type;
-  if (b.type->ambient != type->ambient || b.type->tangent != type->tangent)
-    throw Error("lsjit::Values: two variable types are named '" + type->name + "', one with " +
-                std::to_string(b.type->ambient) + " parameters and tangent " + std::to_string(b.type->tangent) +
-                ", one with " + std::to_string(type->ambient) + " and " + std::to_string(type->tangent) +
-                ": expected one name per type (give each a name of its own, see lsjit::Kind)");
+  if (const std::string clash = detail::type_name_clash(*b.type, *type); !clash.empty())
+    throw Error("lsjit::Values: " + clash);
   return b;
 }
 

@@ -11,6 +11,7 @@
 #include "lsjit/runtime/analyze/linear_solver_choice.h"
 #include "lsjit/runtime/analyze/problem_layout.h"
 #include "lsjit/runtime/evaluate/evaluator.h"
+#include "lsjit/runtime/problem/type_name_clash.h"
 #include "lsjit/runtime/evaluate/thread_pool.h"
 #include "lsjit/runtime/solve/augmented_lagrangian.h"
 #include "lsjit/runtime/solve/levenberg_marquardt.h"
@@ -29,10 +30,9 @@ std::string load_state(const detail::ProblemLayout& layout, const Values& values
     const int ambient = table.type->ambient;
     state[t].resize(table.ids.size() * ambient);
     const Values::TypeRows rows = values.rows_of(table.type->name);
-    if (rows.type && (rows.type->ambient != ambient || rows.type->tangent != table.type->tangent))
-      return "the initial values' " + table.type->name + " variables have " + std::to_string(rows.type->ambient) +
-             " parameters, the costs' have " + std::to_string(ambient) +
-             ": two variable types are named '" + table.type->name + "' (give each a name of its own, see lsjit::Kind)";
+    if (rows.type)
+      if (const std::string clash = detail::type_name_clash(*table.type, *rows.type); !clash.empty())
+        return "the costs and the initial values disagree: " + clash;
     // Usually the values hold exactly the problem's variables, in the same order: one copy.
     if (std::equal(table.ids.begin(), table.ids.end(), rows.ids.begin(), rows.ids.end())) {
       std::copy(rows.params.begin(), rows.params.end(), state[t].begin());
