@@ -9,6 +9,7 @@
 #include <string>
 
 #include "../support/run_cli.h"
+#include "../support/scratch_files.h"
 #include "lsjit/runtime/io/bal.h"
 #include "lsjit/runtime/io/g2o.h"
 #include "lsjit/runtime/io/synthetic.h"
@@ -17,6 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using Run = lsjit::testing::CliRun;
+using lsjit::testing::file_contents;
 using lsjit::testing::run;
 
 fs::path generate_dir(const std::string& name) {
@@ -226,4 +228,21 @@ TEST_CASE("io: lsjit generate --truth writes the true values beside the problem"
           bal.string());
   CHECK(r.exit_code == 2);
   CHECK(r.out.find("--truth and --out name the same file") != std::string::npos);
+  // The same file under another name: a symbolic link to it, and a path through a link to
+  // its directory. Neither is written over.
+  const std::string written = file_contents(bal);
+  const fs::path link = bal.parent_path() / "link_to_problem.txt";
+  const fs::path dir_link = bal.parent_path() / "link_to_dir";
+  fs::remove(link);
+  fs::remove(dir_link);
+  fs::create_symlink(bal, link);
+  fs::create_directory_symlink(bal.parent_path(), dir_link);
+  for (const fs::path& other : {link, dir_link / bal.filename()}) {
+    CAPTURE(other);
+    r = run("generate bal --cameras 4 --points 30 --observations-per-point 3 --seed 9 --out " + bal.string() +
+            " --truth " + other.string());
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.find("--truth and --out name the same file") != std::string::npos);
+  }
+  CHECK(file_contents(bal) == written);
 }

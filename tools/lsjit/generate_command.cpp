@@ -156,10 +156,22 @@ void add_outputs(CLI::App& app, OutputFiles& files) {
   app.add_option("--truth", files.truth)->check(file_name);
 }
 
+// Whether two output names are one file: the same inode when both exist (a hard link, or a
+// symbolic link to the other), else the same path once the existing part of each is
+// resolved (a directory reached through a link).
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+  std::error_code error;
+  if (std::filesystem::equivalent(a, b, error) && !error) return true;
+  const std::filesystem::path ca = std::filesystem::weakly_canonical(a, error);
+  if (error) return std::filesystem::absolute(a).lexically_normal() == std::filesystem::absolute(b).lexically_normal();
+  const std::filesystem::path cb = std::filesystem::weakly_canonical(b, error);
+  if (error) return std::filesystem::absolute(a).lexically_normal() == std::filesystem::absolute(b).lexically_normal();
+  return ca == cb;
+}
+
 // "" when the outputs may be written, else why not (as a usage error).
 std::string check_outputs(const OutputFiles& files) {
-  if (!files.truth.empty() && std::filesystem::absolute(files.truth).lexically_normal() ==
-                                  std::filesystem::absolute(files.out).lexically_normal())
+  if (!files.truth.empty() && same_file(files.truth, files.out))
     return "--truth and --out name the same file '" + printable(files.out) + "': expected two files";
   (void)io::detail::checked_write_target(files.out);  // a refused output is refused before the work
   if (!files.truth.empty()) (void)io::detail::checked_write_target(files.truth);
