@@ -89,8 +89,8 @@ struct VecName {
 };
 }  // namespace detail
 
-// The largest VecVar: the size at which a state's kernels stay measured (docs/variables.md,
-// "State sizes").
+// The largest VecVar. Up to it the kernels' cost per Hessian entry was measured flat
+// (docs/variables.md, "State sizes"); a larger state is split into kinds (Kind below).
 inline constexpr int kMaxVecVarSize = 32;
 
 // An N-vector in R^N.
@@ -161,7 +161,7 @@ inline constexpr bool is_variable_v = is_variable<std::remove_cvref_t<T>>::value
 //   p.add(prior, Landmark(0), z2);
 //
 // Variables are keyed by (type name, ID), so each kind has its own ID space, its own row
-// in the summary, its own Schur elimination choice (SolverOptions::schur_elimination =
+// in the summary, its own Schur elimination choice (AnalyzeOptions::schur_elimination =
 // "landmark") and its name in every report and error. Inside a cost, v[x] is Base's value
 // (a Vec3, an SE3, ...). The name is part of the kernel's key, like any type name: a cost
 // traced with Velocity and the same code traced with VecVar<3> are two kernels.
