@@ -53,21 +53,9 @@ ceres::Solver::Summary solve_bal(const lsjit::io::BalProblem& bal, bool wrapped,
   return summary;
 }
 
-// The curve of Ceres' curve_fitting example, y = exp(0.3 x + 0.1), with Gaussian noise.
-struct CurveData {
-  std::vector<double> x, y;
-};
-CurveData curve_data() {
-  CurveData d;
-  std::mt19937 rng(5);
-  std::normal_distribution<double> noise(0.0, 0.2);
-  for (int i = 0; i < 67; ++i) {
-    const double x = 5.0 * i / 67;
-    d.x.push_back(x);
-    d.y.push_back(std::exp(0.3 * x + 0.1) + noise(rng));
-  }
-  return d;
-}
+using lsjit::testing::CurveData;
+// Ceres' curve-fitting data (ceres_test_support.h), 67 points.
+CurveData curve_data() { return lsjit::testing::curve_data(67, 5); }
 
 // The port of ExponentialFunctor (docs/porting_from_ceres.md): the members x and y became
 // data arguments.

@@ -13,22 +13,10 @@
 namespace ceres_covariance_loss_test {
 namespace {
 
-struct Data {
-  std::vector<double> x, y;
-};
+using Data = lsjit::testing::CurveData;
 
 // Ceres' curve-fitting data with a few gross outliers, which the Cauchy loss turns down.
-Data robust_curve_data() {
-  Data d;
-  std::mt19937 rng(11);
-  std::normal_distribution<double> noise(0.0, 0.2);
-  for (int i = 0; i < 60; ++i) {
-    const double x = 5.0 * i / 60;
-    d.x.push_back(x);
-    d.y.push_back(std::exp(0.3 * x + 0.1) + noise(rng) + (i % 12 == 5 ? 3.0 : 0.0));
-  }
-  return d;
-}
+Data robust_curve_data() { return lsjit::testing::curve_data(60, 11, /*outlier=*/3.0); }
 
 // [var(m) cov(m, c); cov(c, m) var(c)] from Ceres at (m, c).
 Eigen::Matrix2d ceres_covariance(const Data& d, double m, double c, double loss_scale, bool apply_loss) {

@@ -18,6 +18,7 @@
 #include <Eigen/Geometry>
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <vector>
 
 namespace lsjit::testing {
@@ -57,6 +58,24 @@ struct ExponentialFunctor {
     return true;
   }
 };
+
+// The curve of Ceres' curve_fitting example, y = exp(0.3 x + 0.1), with N(0, 0.2²) noise at
+// `points` x evenly in [0, 5), drawn from std::mt19937(seed). With `outlier` nonzero, every
+// 12th point from the 6th (i % 12 == 5) is that far off: gross outliers for a robust loss.
+struct CurveData {
+  std::vector<double> x, y;
+};
+inline CurveData curve_data(int points, unsigned seed, double outlier = 0) {
+  CurveData d;
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> noise(0.0, 0.2);
+  for (int i = 0; i < points; ++i) {
+    const double x = 5.0 * i / points;
+    d.x.push_back(x);
+    d.y.push_back(std::exp(0.3 * x + 0.1) + noise(rng) + (i % 12 == 5 ? outlier : 0.0));
+  }
+  return d;
+}
 
 // Ceres' pose_graph_3d PoseGraph3dErrorTerm on lsjit's SE3 layout (one block of
 // tx ty tz qx qy qz qw per pose), with r = U·e, U the upper Cholesky factor of Ω.
