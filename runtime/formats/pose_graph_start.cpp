@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "lsjit/common/clock.h"
 #include "lsjit/common/error.h"
@@ -27,10 +28,8 @@ void set_poses(Values& values, const io::PoseGraph& graph) {
 
 PoseGraphStartChoice start_chordal(io::PoseGraph& graph, PoseGraphProblem& problem) {
   const auto start = Clock::now();
-  io::PoseGraph chordal = graph;
-  initialize_chordal(chordal);
-  set_poses(problem.initial, chordal);
-  graph = std::move(chordal);
+  initialize_chordal(graph);  // leaves the graph unchanged when it throws
+  set_poses(problem.initial, graph);
   return {"chordal", "", seconds_since(start)};
 }
 
@@ -49,21 +48,26 @@ PoseGraphStartChoice start_auto(io::PoseGraph& graph, PoseGraphProblem& problem,
             "auto: initial cost " + cost_text(file_cost) + " from the file, within the noise (" + cost_text(noise) +
                 ", half the residual count)",
             seconds_since(start)};
-  io::PoseGraph chordal = graph;
+  // The file's poses are kept aside rather than the whole graph copied: the edges are most
+  // of a graph's memory (77 MB at 10^5 poses), and initialize_chordal changes poses only.
+  const std::vector<SE2d> file_poses2 = graph.poses2;
+  const std::vector<SE3d> file_poses3 = graph.poses3;
   try {
-    initialize_chordal(chordal);
+    initialize_chordal(graph);  // leaves the graph unchanged when it throws
   } catch (const Error& e) {
     return {"file", std::string("auto: the chordal initialization failed (") + e.what() + ")", seconds_since(start)};
   }
   Values chordal_values = problem.initial;
-  set_poses(chordal_values, chordal);
+  set_poses(chordal_values, graph);
   const double chordal_cost = analyzed.cost(chordal_values);
   const bool use_chordal = std::isfinite(chordal_cost) && !(file_cost <= chordal_cost);
   const std::string costs = "initial cost " + cost_text(use_chordal ? chordal_cost : file_cost) + " against " +
                             cost_text(use_chordal ? file_cost : chordal_cost) + (use_chordal ? " from the file" : " chordal");
   if (use_chordal) {
-    graph = std::move(chordal);
     problem.initial = std::move(chordal_values);
+  } else {
+    graph.poses2 = file_poses2;
+    graph.poses3 = file_poses3;
   }
   return {use_chordal ? "chordal" : "file", "auto: " + costs, seconds_since(start)};
 }
