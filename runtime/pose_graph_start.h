@@ -38,9 +38,22 @@ enum class PoseGraphStart {
   Chordal,  // initialize_chordal (pose_graph_init.h)
 };
 
-// "auto", "file", "chordal"; nullopt for any other name.
-std::optional<PoseGraphStart> pose_graph_start_from_name(std::string_view name);
-std::string_view pose_graph_start_name(PoseGraphStart start);
+// "auto", "file", "chordal"; nullopt for any other name. Inline, so that flag parsing
+// (tools/lsjit/solve_flags.cpp, and the fuzz target built from it) needs nothing else.
+inline std::optional<PoseGraphStart> pose_graph_start_from_name(std::string_view name) {
+  if (name == "auto") return PoseGraphStart::Auto;
+  if (name == "file") return PoseGraphStart::File;
+  if (name == "chordal") return PoseGraphStart::Chordal;
+  return std::nullopt;
+}
+inline std::string_view pose_graph_start_name(PoseGraphStart start) {
+  switch (start) {
+    case PoseGraphStart::Auto: return "auto";
+    case PoseGraphStart::File: return "file";
+    case PoseGraphStart::Chordal: return "chordal";
+  }
+  return "?";
+}
 
 // What start_pose_graph chose, for SolveSummary::record_initialization.
 struct PoseGraphStartChoice {

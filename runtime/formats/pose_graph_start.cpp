@@ -74,22 +74,6 @@ PoseGraphStartChoice start_auto(io::PoseGraph& graph, PoseGraphProblem& problem,
 
 }  // namespace
 
-std::optional<PoseGraphStart> pose_graph_start_from_name(std::string_view name) {
-  if (name == "auto") return PoseGraphStart::Auto;
-  if (name == "file") return PoseGraphStart::File;
-  if (name == "chordal") return PoseGraphStart::Chordal;
-  return std::nullopt;
-}
-
-std::string_view pose_graph_start_name(PoseGraphStart start) {
-  switch (start) {
-    case PoseGraphStart::Auto: return "auto";
-    case PoseGraphStart::File: return "file";
-    case PoseGraphStart::Chordal: return "chordal";
-  }
-  return "?";
-}
-
 std::optional<PoseGraphStartChoice> chordal_if_no_vertices(io::PoseGraph& graph) {
   if (!graph.vertices_from_edges) return std::nullopt;
   const auto start = Clock::now();

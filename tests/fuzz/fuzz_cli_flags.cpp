@@ -23,7 +23,7 @@ void check_flags(const lsjit::cli::SolveFlags& f) {
   if (f.options.max_iterations < 0) broken("negative max_iterations");
   if (!f.help && f.file.empty()) broken("no FILE and no error");
   if (f.format != "" && f.format != "g2o" && f.format != "bal") broken("unknown format accepted");
-  if (f.init != "file" && f.init != "chordal") broken("unknown --init accepted");
+  if (f.init != "auto" && f.init != "file" && f.init != "chordal") broken("unknown --init accepted");
   if (f.loss.kind != lsjit::Loss::Kind::Trivial &&
       !(f.loss.scale >= lsjit::kMinLossScale && f.loss.scale <= lsjit::kMaxLossScale))
     broken("a loss scale outside [kMinLossScale, kMaxLossScale] accepted");
