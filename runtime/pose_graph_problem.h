@@ -43,4 +43,8 @@ SolverOptions pose_graph_solver_options();
 // Throws lsjit::Error if a vertex has no value.
 void update_poses(io::PoseGraph& graph, const Values& values);
 
+// The other way: sets each vertex's pose variable (SE2Var or SE3Var of its id) in `values`
+// to the graph's pose, as make_pose_graph_problem fills `initial`.
+void set_pose_values(Values& values, const io::PoseGraph& graph);
+
 }  // namespace lsjit

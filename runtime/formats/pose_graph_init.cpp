@@ -196,8 +196,7 @@ void solve_relations(LinearSystem& system, const std::vector<IndexedGraph::Edge>
                      std::vector<Mat<D, M>>& X, const std::string& what) {
   if (!system.solver) return;
   const NormalEquations<D, M> eq = assemble<D, M>(system, edges, relation_of, X);
-  const auto h = eq.H.values();
-  if (!std::all_of(h.begin(), h.end(), [](double v) { return std::isfinite(v); }) || !eq.rhs.allFinite())
+  if (!linear::all_finite(eq.H.values().data(), static_cast<int64_t>(eq.H.values().size())) || !eq.rhs.allFinite())
     fail("the " + what + " system cannot be solved: it has entries that are not finite");
   if (const std::string refused = system.solver->factorize(eq.H, nullptr); !refused.empty())
     fail("the " + what + " system cannot be solved: " + refused);

@@ -35,16 +35,22 @@ PoseGraphProblem make_pose_graph_problem(const io::PoseGraph& graph, const Loss&
                 " poses are placeholders, not an estimate: initialize them first (lsjit::initialize_chordal(graph), "
                 "as lsjit solve does)");
   PoseGraphProblem p;
+  set_pose_values(p.initial, graph);
   if (graph.dimension == 2) {
     add_edges<SE2Var, io::PoseGraph::Edge2, SE2d>(p.problem, graph.edges2, standard_costs::se2_between_cost(), loss);
-    for (size_t k = 0; k < graph.vertex_ids.size(); ++k) p.initial.set(SE2Var(graph.vertex_ids[k]), graph.poses2[k]);
     for (int64_t id : graph.held_constant()) p.problem.set_constant(SE2Var(id));
   } else {
     add_edges<SE3Var, io::PoseGraph::Edge3, SE3d>(p.problem, graph.edges3, standard_costs::se3_between_cost(), loss);
-    for (size_t k = 0; k < graph.vertex_ids.size(); ++k) p.initial.set(SE3Var(graph.vertex_ids[k]), graph.poses3[k]);
     for (int64_t id : graph.held_constant()) p.problem.set_constant(SE3Var(id));
   }
   return p;
+}
+
+void set_pose_values(Values& values, const io::PoseGraph& graph) {
+  for (size_t k = 0; k < graph.vertex_ids.size(); ++k) {
+    if (graph.dimension == 2) values.set(SE2Var(graph.vertex_ids[k]), graph.poses2[k]);
+    else values.set(SE3Var(graph.vertex_ids[k]), graph.poses3[k]);
+  }
 }
 
 void update_poses(io::PoseGraph& graph, const Values& values) {

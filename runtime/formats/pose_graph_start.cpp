@@ -17,19 +17,10 @@ std::string cost_text(double cost) {
   return buf;
 }
 
-// The graph's poses as the values of its pose variables (what make_pose_graph_problem
-// puts in `initial`).
-void set_poses(Values& values, const io::PoseGraph& graph) {
-  for (size_t k = 0; k < graph.vertex_ids.size(); ++k) {
-    if (graph.dimension == 2) values.set(SE2Var(graph.vertex_ids[k]), graph.poses2[k]);
-    else values.set(SE3Var(graph.vertex_ids[k]), graph.poses3[k]);
-  }
-}
-
 PoseGraphStartChoice start_chordal(io::PoseGraph& graph, PoseGraphProblem& problem) {
   const auto start = Clock::now();
   initialize_chordal(graph);  // leaves the graph unchanged when it throws
-  set_poses(problem.initial, graph);
+  set_pose_values(problem.initial, graph);
   return {"chordal", "", seconds_since(start)};
 }
 
@@ -58,7 +49,7 @@ PoseGraphStartChoice start_auto(io::PoseGraph& graph, PoseGraphProblem& problem,
     return {"file", std::string("auto: the chordal initialization failed (") + e.what() + ")", seconds_since(start)};
   }
   Values chordal_values = problem.initial;
-  set_poses(chordal_values, graph);
+  set_pose_values(chordal_values, graph);
   const double chordal_cost = analyzed.cost(chordal_values);
   const bool use_chordal = std::isfinite(chordal_cost) && !(file_cost <= chordal_cost);
   const std::string costs = "initial cost " + cost_text(use_chordal ? chordal_cost : file_cost) + " against " +
