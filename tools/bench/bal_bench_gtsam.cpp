@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bal_bench.h"
+#include "bench_main.h"
 #include "bench_stats.h"
 #include "lsjit/runtime/bal_problem.h"
 #include "lsjit/runtime/io/bal.h"
@@ -25,11 +26,6 @@ namespace lsjit::bench {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string gtsam_program() {
-  const fs::path program = fs::read_symlink("/proc/self/exe").parent_path() / "lsjit_bench_gtsam";
-  return fs::exists(program) ? program.string() : std::string();
-}
 
 // The cost ½Σ‖r‖² in lsjit's convention of lsjit_bench_gtsam's solution (cameras, then
 // points, in BAL's parametrization) on the observations of `file`.
@@ -107,7 +103,7 @@ void print(const std::vector<Row>& rows, int repeats) {
 }  // namespace
 
 void gtsam_comparison(const fs::path& ladybug, int64_t max_observations, int repeats) {
-  const std::string gtsam = gtsam_program();
+  const std::string gtsam = lsjit::bench::gtsam_program();
   if (gtsam.empty()) {
     std::printf("\nskipping GTSAM: lsjit_bench_gtsam was not built (tools/bench/gtsam/build_gtsam.sh, then "
                 "configure again)\n");

@@ -3,6 +3,8 @@
 
 #include <cstdio>
 #include <exception>
+#include <filesystem>
+#include <string>
 
 namespace lsjit::bench {
 
@@ -17,6 +19,14 @@ int report_errors(const char* program, Body&& body) {
     std::fprintf(stderr, "%s: %s\n", program, e.what());
     return 1;
   }
+}
+
+// The GTSAM baseline's driver (tools/bench/gtsam/), built beside the benchmarks where
+// GTSAM was found, or "" where it was not (the caller says it skips GTSAM).
+inline std::string gtsam_program() {
+  const std::filesystem::path program =
+      std::filesystem::read_symlink("/proc/self/exe").parent_path() / "lsjit_bench_gtsam";
+  return std::filesystem::exists(program) ? program.string() : std::string();
 }
 
 }  // namespace lsjit::bench

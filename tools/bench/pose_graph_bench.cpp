@@ -42,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_main.h"
 #include "ceres_pose_graph.h"
 #include "ceres_pose_graph_input.h"
 #include "child_process.h"
@@ -153,9 +154,11 @@ void child_ceres(const fs::path& file, double initial_trust_region_radius) {
 
 int child_main(const std::string& kind, const fs::path& file, const fs::path& cache_dir) {
   try {
-    // As the CLI does; only lsjit's children, so that Ceres runs in its users' environment.
-    if (kind == "lsjit") lsjit::linear::supernodal::prefer_avx512_blas();
-    if (kind == "lsjit") child_lsjit(file, cache_dir);
+    if (kind == "lsjit") {
+      // As the CLI does; only lsjit's children, so that Ceres runs in its users' environment.
+      lsjit::linear::supernodal::prefer_avx512_blas();
+      child_lsjit(file, cache_dir);
+    }
     else if (kind == "ceres") child_ceres(file, lsjit::SolverOptions{}.initial_trust_region_radius);
     else if (kind == "ceres_pose_graph_radius") child_ceres(file, lsjit::kPoseGraphInitialTrustRegionRadius);
     else if (kind == "baseline") {
@@ -179,12 +182,6 @@ struct Runs {
   std::vector<Record> gtsam;                           // empty without lsjit_bench_gtsam
   Record baseline;
 };
-
-// lsjit_bench_gtsam beside this program, or "" where GTSAM was not built.
-std::string gtsam_program() {
-  const fs::path program = fs::read_symlink("/proc/self/exe").parent_path() / "lsjit_bench_gtsam";
-  return fs::exists(program) ? program.string() : std::string();
-}
 
 // The cost ½Σ‖r‖² in lsjit's convention of the poses in `solution` (lsjit_bench_gtsam's
 // output: one "id params..." line per vertex) on the edges of `file`.
@@ -412,7 +409,7 @@ int main(int argc, char** argv) {
   // Ceres: without this, that build's idle workers spin in every child, lsjit's included.
   setenv("OPENBLAS_NUM_THREADS", "1", /*overwrite=*/0);
   std::printf("children run with OMP_THREAD_LIMIT=%s (CHOLMOD's OpenMP threads)\n", std::getenv("OMP_THREAD_LIMIT"));
-  const std::string gtsam = gtsam_program();
+  const std::string gtsam = lsjit::bench::gtsam_program();
   if (gtsam.empty())
     std::printf("skipping GTSAM: lsjit_bench_gtsam was not built (tools/bench/gtsam/build_gtsam.sh, then "
                 "configure again)\n");

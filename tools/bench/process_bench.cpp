@@ -121,7 +121,7 @@ static int run_main(int argc, char** argv) {
   setenv("OPENBLAS_NUM_THREADS", "1", /*overwrite=*/0);
   const fs::path here = fs::read_symlink("/proc/self/exe").parent_path();
   const std::string ceres = (here / "lsjit_bench_pose_graph").string();
-  const std::string gtsam = fs::exists(here / "lsjit_bench_gtsam") ? (here / "lsjit_bench_gtsam").string() : "";
+  const std::string gtsam = lsjit::bench::gtsam_program();
   if (gtsam.empty()) std::printf("skipping GTSAM: lsjit_bench_gtsam was not built (tools/bench/gtsam/build_gtsam.sh)\n");
   std::vector<std::string> gtsam_rows;
   const fs::path root = fs::temp_directory_path() / ("lsjit-bench-process-" + std::to_string(getpid()));
