@@ -38,7 +38,9 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <typeinfo>
@@ -165,6 +167,19 @@ constexpr uint32_t data_size() {
 
 }  // namespace detail
 
+// A cost known only at run time (Problem::add_runtime): what Problem::add derives from a
+// Cost<F> and its argument types, given as values. `trace` records the cost's graph (it
+// is called by analyze(), possibly on another thread than add_runtime's, and never after
+// the Problem is destroyed); var_types point at process-lifetime descriptors.
+struct RuntimeCost {
+  std::string name;
+  std::string identity;  // "" never merges
+  CostKind kind = CostKind::LeastSquares;
+  std::function<ir::Trace()> trace;
+  std::vector<const VariableType*> var_types;
+  uint32_t data_stride = 0;
+};
+
 class Problem {
  public:
   Problem();
@@ -202,6 +217,21 @@ class Problem {
   void set_variable(const Var& var) {  // undoes set_constant
     constant_.erase({std::string(Var::kName), var.id});
   }
+
+  // Holds the variable of type `type` (any name a Var has: "SE3", "Vec3", a Kind's) with
+  // `id` constant: set_constant for callers that know the type only at run time.
+  void set_constant(std::string_view type, int64_t id) { constant_.emplace(std::string(type), id); }
+
+  // The type-erased add(), for callers whose costs are known only at run time (the Python
+  // bindings, python/). `ids[slot]` holds n IDs per variable slot of cost.var_types;
+  // `data` holds n rows of cost.data_stride doubles (each data slot column-major, as
+  // DataTraits flattens it); `loss` is nullptr or applies to all n instances. Instances of
+  // equal non-empty cost.identity share a group, as Problem::add's do: the identity must
+  // therefore fix the name, kind, variable types and data layout. Throws lsjit::Error,
+  // adding nothing, when n is 0, a slot's ID count is not n, the slot count differs from
+  // var_types or the data size is not n * data_stride.
+  void add_runtime(const RuntimeCost& cost, const std::vector<std::span<const int64_t>>& ids,
+                   std::span<const double> data, size_t n, const Loss* loss = nullptr);
 
   size_t num_instances() const { return instances_; }
   size_t num_groups() const { return groups_.size(); }

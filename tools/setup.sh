@@ -11,8 +11,11 @@ cd "$(dirname "$0")/.."
 job=${1:-main}
 packages=(cmake ninja-build g++ ccache llvm-19-dev libeigen3-dev doctest-dev libsodium-dev libsuitesparse-dev
           libmetis-dev libopenblas-dev libceres-dev libcli11-dev)
-# The test job also needs clang: libFuzzer and clang's sanitizer runtimes (tests/fuzz).
-if [ "$job" = test ]; then packages+=(clang-14 libclang-rt-14-dev); fi
+# The test job also needs clang (libFuzzer and clang's sanitizer runtimes, tests/fuzz) and
+# what the Python package is built and tested with (python/, docs/python.md).
+if [ "$job" = test ]; then
+  packages+=(clang-14 libclang-rt-14-dev python3-dev pybind11-dev python3-numpy python3-pytest)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -26,7 +29,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 
-cmake --preset default
+# The test job builds the Python package or fails (AUTO would skip it without pybind11).
+if [ "$job" = test ]; then cmake --preset default -DLSJIT_PYTHON=ON; else cmake --preset default; fi
 
 case "$job" in
   # The main job builds only the CLI it runs (not the tests, examples and benchmarks).

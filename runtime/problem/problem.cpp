@@ -2,6 +2,7 @@
 // (problem.h): compiled once here instead of in every translation unit that adds a cost.
 #include "lsjit/runtime/problem.h"
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <utility>
@@ -73,6 +74,36 @@ double* Problem::append_instances(detail::CostGroup& g, size_t n, uint32_t strid
   g.instances += n;
   instances_ += n;
   return g.data.data() + first;
+}
+
+void Problem::add_runtime(const RuntimeCost& cost, const std::vector<std::span<const int64_t>>& ids,
+                          std::span<const double> data, size_t n, const Loss* loss) {
+  const std::string where = "lsjit::Problem::add(" + cost.name + "): ";
+  if (n == 0) throw Error(where + "no instances (an empty batch)");
+  if (ids.size() != cost.var_types.size() || ids.empty())
+    throw Error(where + "expected " + std::to_string(cost.var_types.size()) + " variable arguments, got " +
+                std::to_string(ids.size()));
+  for (size_t slot = 0; slot < ids.size(); ++slot)
+    if (ids[slot].size() != n)
+      throw Error(where + "variable argument " + std::to_string(slot + 1) + " has " + std::to_string(ids[slot].size()) +
+                  " IDs, expected " + std::to_string(n));
+  if (data.size() != n * size_t{cost.data_stride})
+    throw Error(where + "expected " + std::to_string(n * size_t{cost.data_stride}) + " data values (" +
+                std::to_string(n) + " instances of " + std::to_string(cost.data_stride) + "), got " +
+                std::to_string(data.size()));
+  if (loss && cost.kind != CostKind::LeastSquares)
+    throw Error(where + "a robust loss applies to least-squares costs, not constraints");
+
+  detail::CostGroup* g = cost.identity.empty() ? nullptr : group_with_identity(cost.identity);
+  if (!g) {
+    g = &new_group(cost.name, cost.identity, cost.trace);
+    g->var_types = cost.var_types;
+    g->ids.resize(cost.var_types.size());
+  }
+  for (size_t slot = 0; slot < ids.size(); ++slot)
+    g->ids[slot].insert(g->ids[slot].end(), ids[slot].begin(), ids[slot].end());
+  double* rows = append_instances(*g, n, cost.data_stride, loss);
+  std::copy(data.begin(), data.end(), rows);
 }
 
 }  // namespace lsjit

@@ -98,3 +98,15 @@ endif()
 run(${prefix}/bin/lsjit generate pose-graph --dim 2 --poses 30 --loop-closures 5
     --out ${WORK_DIR}/graph.g2o)
 run(${prefix}/bin/lsjit solve ${WORK_DIR}/graph.g2o)
+
+# Where the Python package was built: the installed one imports from the prefix's site
+# directory alone and compiles through the installed LLVM module (python/src/module.cpp
+# finds it relative to itself), not the build tree's.
+if(PYTHON)
+  set(site ${prefix}/${PYTHON_INSTALL_DIR})
+  if(NOT EXISTS ${site}/lsjit/__init__.py)
+    message(FATAL_ERROR "the Python package was not installed in ${site}/lsjit")
+  endif()
+  run(${CMAKE_COMMAND} -E env PYTHONPATH=${site} LSJIT_CACHE_DIR=${WORK_DIR}/python-kernel-cache
+      ${PYTHON} ${CMAKE_CURRENT_LIST_DIR}/installed_python.py ${site} ${prefix}/${LIBDIR}/lsjit/liblsjit_llvm.so)
+endif()

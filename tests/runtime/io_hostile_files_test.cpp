@@ -39,7 +39,7 @@ const PoseGraph& small_graph() {
 }
 
 template <class F>
-std::string error_of(F&& f) {
+std::string hostile_error_of(F&& f) {
   try {
     f();
   } catch (const lsjit::Error& e) {
@@ -49,7 +49,7 @@ std::string error_of(F&& f) {
 }
 
 std::string write_error(const fs::path& path) {
-  return error_of([&] { lsjit::io::write_g2o(path, small_graph()); });
+  return hostile_error_of([&] { lsjit::io::write_g2o(path, small_graph()); });
 }
 
 std::string contents(const fs::path& path) {
@@ -159,16 +159,16 @@ TEST_CASE("io: writers keep an existing file's mode and give a new file 0666 min
 }
 
 TEST_CASE("io: readers refuse a line longer than 4096 bytes: binary garbage ends promptly") {
-  CHECK(error_of([] { lsjit::io::parse_g2o(std::string(100000, '\0'), "zeros.g2o"); }) ==
+  CHECK(hostile_error_of([] { lsjit::io::parse_g2o(std::string(100000, '\0'), "zeros.g2o"); }) ==
         "zeros.g2o:1: the line is longer than 4096 bytes: expected a g2o line");
-  CHECK(error_of([] { lsjit::io::parse_bal("1 1 1\n" + std::string(5000, 'x'), "x.bal"); }) ==
+  CHECK(hostile_error_of([] { lsjit::io::parse_bal("1 1 1\n" + std::string(5000, 'x'), "x.bal"); }) ==
         "x.bal:2: the line is longer than 4096 bytes: expected a BAL line");
   // The limit is the documented one: a 4096-byte comment is a line like any other.
   const std::string vertex = "VERTEX_SE2 0 0 0 0\n";
-  CHECK(error_of([&] {
+  CHECK(hostile_error_of([&] {
           lsjit::io::parse_g2o(vertex + "#" + std::string(4095, 'c') + "\n" + vertex, "c.g2o");
         }).find("c.g2o:3: VERTEX_SE2 0: the vertex id is already defined at line 1") == 0);
-  CHECK(error_of([&] {
+  CHECK(hostile_error_of([&] {
           lsjit::io::parse_g2o(vertex + "#" + std::string(4096, 'c') + "\n", "c.g2o");
         }) == "c.g2o:2: the line is longer than 4096 bytes: expected a g2o line");
 }
@@ -194,7 +194,7 @@ TEST_CASE("io: a reader stops early on an endless pipe of zeros, reading a bound
     }
     ::close(fd);
   });
-  const std::string message = error_of([&] { lsjit::io::read_g2o(fifo); });
+  const std::string message = hostile_error_of([&] { lsjit::io::read_g2o(fifo); });
   writer.join();
   ::sigaction(SIGPIPE, &previous, nullptr);
   CHECK(message == fifo.string() + ":1: the line is longer than 4096 bytes: expected a g2o line");
@@ -213,32 +213,32 @@ TEST_CASE("io: a BAL header that promises more than a pipe delivers is an error,
     CHECK(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
     ::close(fd);
   });
-  const std::string message = error_of([&] { lsjit::io::read_bal(fifo); });
+  const std::string message = hostile_error_of([&] { lsjit::io::read_bal(fifo); });
   writer.join();
   CHECK(message.find(fifo.string() +
                      ":2: expected 4000000000 observations, the file ends after 1 (") == 0);
 }
 
 TEST_CASE("io: /dev/zero as a g2o or BAL file is a prompt error") {
-  CHECK(error_of([] { lsjit::io::read_g2o("/dev/zero"); }) ==
+  CHECK(hostile_error_of([] { lsjit::io::read_g2o("/dev/zero"); }) ==
         "/dev/zero:1: the line is longer than 4096 bytes: expected a g2o line");
-  CHECK(error_of([] { lsjit::io::read_bal("/dev/zero"); }) ==
+  CHECK(hostile_error_of([] { lsjit::io::read_bal("/dev/zero"); }) ==
         "/dev/zero:1: the line is longer than 4096 bytes: expected a BAL line");
 }
 
 TEST_CASE("io: reader errors echo control bytes as \\xNN and cut long tokens") {
-  CHECK(error_of([] {
+  CHECK(hostile_error_of([] {
           lsjit::io::parse_g2o(std::string("VERT\x01" "EX\x1b[2J\0\xff", 13) + " 1 2\n", "t.g2o");
         }) == "t.g2o:1: unknown tag 'VERT\\x01EX\\x1b[2J\\x00\\xff': expected VERTEX_SE2, "
               "EDGE_SE2, VERTEX_SE3:QUAT, EDGE_SE3:QUAT or FIX");
-  CHECK(error_of([] { lsjit::io::parse_g2o(std::string(1000, 'A') + "\n", "t.g2o"); }) ==
+  CHECK(hostile_error_of([] { lsjit::io::parse_g2o(std::string(1000, 'A') + "\n", "t.g2o"); }) ==
         "t.g2o:1: unknown tag '" + std::string(40, 'A') +
             "...': expected VERTEX_SE2, EDGE_SE2, VERTEX_SE3:QUAT, EDGE_SE3:QUAT or FIX");
-  CHECK(error_of([] { lsjit::io::parse_g2o("VERTEX_SE2 0 0 \x7f\x07 0\n", "t.g2o"); }) ==
+  CHECK(hostile_error_of([] { lsjit::io::parse_g2o("VERTEX_SE2 0 0 \x7f\x07 0\n", "t.g2o"); }) ==
         "t.g2o:1: VERTEX_SE2 y is '\\x7f\\x07': expected a number");
-  CHECK(error_of([] { lsjit::io::parse_bal("1 1 1\n0 0 " + std::string(300, '9') + "x 1\n", "t.bal"); }) ==
+  CHECK(hostile_error_of([] { lsjit::io::parse_bal("1 1 1\n0 0 " + std::string(300, '9') + "x 1\n", "t.bal"); }) ==
         "t.bal:2: observation 0 x is '" + std::string(40, '9') + "...': expected a number");
-  CHECK(error_of([] { lsjit::io::parse_bal("0 0 0\n\x01\x02\n", "t.bal"); }) ==
+  CHECK(hostile_error_of([] { lsjit::io::parse_bal("0 0 0\n\x01\x02\n", "t.bal"); }) ==
         "t.bal:2: unexpected '\\x01\\x02' after the last point: the header (0 cameras, 0 points, "
         "0 observations) announces nothing more");
 }
@@ -255,21 +255,21 @@ TEST_CASE("io: g2o and BAL files may start with a UTF-8 byte order mark") {
   put(dir / "bom.bal", bom + "0 0 0\n");
   CHECK(lsjit::io::read_bal(dir / "bom.bal").observations.empty());
   // Only at the start: elsewhere it is a token like any other.
-  CHECK(error_of([&] { lsjit::io::parse_g2o("VERTEX_SE2 3 1 2 0\n" + bom + "FIX 3\n", "t.g2o"); })
+  CHECK(hostile_error_of([&] { lsjit::io::parse_g2o("VERTEX_SE2 3 1 2 0\n" + bom + "FIX 3\n", "t.g2o"); })
             .find("t.g2o:2: unknown tag '\\xef\\xbb\\xbfFIX'") == 0);
 }
 
 TEST_CASE("io: a path that cannot be read says why") {
   const fs::path dir = hostile_dir("unreadable");
-  CHECK(error_of([&] { lsjit::io::read_bal(dir); }) == dir.string() + ": cannot read: is a directory");
-  CHECK(error_of([&] { lsjit::io::read_g2o(dir / "absent"); }) ==
+  CHECK(hostile_error_of([&] { lsjit::io::read_bal(dir); }) == dir.string() + ": cannot read: is a directory");
+  CHECK(hostile_error_of([&] { lsjit::io::read_g2o(dir / "absent"); }) ==
         (dir / "absent").string() + ": cannot read: No such file or directory");
   put(dir / "file", "VERTEX_SE2 0 0 0 0\n");
-  CHECK(error_of([&] { lsjit::io::read_g2o(dir / "file" / "below"); }) ==
+  CHECK(hostile_error_of([&] { lsjit::io::read_g2o(dir / "file" / "below"); }) ==
         (dir / "file" / "below").string() + ": cannot read: Not a directory");
   if (::geteuid() != 0) {  // root reads whatever the mode says
     REQUIRE(::chmod((dir / "file").c_str(), 0) == 0);
-    CHECK(error_of([&] { lsjit::io::read_g2o(dir / "file"); }) ==
+    CHECK(hostile_error_of([&] { lsjit::io::read_g2o(dir / "file"); }) ==
           (dir / "file").string() + ": cannot read: Permission denied");
   }
 }
@@ -277,11 +277,11 @@ TEST_CASE("io: a path that cannot be read says why") {
 TEST_CASE("io: Values refuses an SE3 or SO3 value with a zero or non-finite quaternion") {
   lsjit::Values v;
   const Eigen::Vector3d t(1, 2, 3);
-  CHECK(error_of([&] {
+  CHECK(hostile_error_of([&] {
           v.set(lsjit::SE3Var(7), lsjit::SE3d(lsjit::SO3d::from_params(Eigen::Vector4d::Zero()), t));
         }) == "lsjit::Values: SE3 variable 7 has a zero quaternion (qx qy qz qw = 0.000000 0.000000 "
               "0.000000 0.000000): expected a rotation");
-  CHECK(error_of([&] {
+  CHECK(hostile_error_of([&] {
           v.set(lsjit::SO3Var(-2), lsjit::SO3d::from_params(Eigen::Vector4d(0, NAN, 0, 1)));
         }) == "lsjit::Values: SO3 variable -2 has a non-finite quaternion (qx qy qz qw = 0.000000 "
               "nan 0.000000 1.000000): expected a rotation");

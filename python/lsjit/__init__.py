@@ -1,0 +1,30 @@
+"""lsjit: costs written in Python, traced in milliseconds, solved at native speed.
+
+See docs/python.md. The names follow lsjit's C++ API (include <lsjit/lsjit.h>) and, where
+jaxls users expect them, jaxls'.
+"""
+
+from . import _lsjit
+from . import symarray
+
+_lsjit._set_array_type(symarray.SymArray)
+
+from . import numpy  # noqa: E402 (after the array type is set)
+from ._lsjit import ConcretizationTypeError, Error, Sym, SymBool, SolveSummary, select
+from .costs import Cost, CostInstances, cost
+from .lie import SE2, SE3, SO2, SO3
+from .problem import (AnalyzedProblem, LeastSquaresProblem, Loss, Problem, SolveResult, SolverOptions, Values,
+                      arctan_loss, cauchy_loss, huber_loss, soft_l_one_loss, solve_batch, solve_sequence, sweep,
+                      tukey_loss)
+from .variables import (ScalarVar, SE2Var, SE3Var, SO2Var, SO3Var, Var, Vec1Var, Vec2Var, Vec3Var, Vec4Var,
+                        Vec5Var, Vec6Var, Vec7Var, Vec8Var, Vec9Var, VecVar)
+
+where = numpy.where
+
+__all__ = [
+    "AnalyzedProblem", "ConcretizationTypeError", "Cost", "CostInstances", "Error", "LeastSquaresProblem", "Loss", "Problem", "SE2",
+    "SE2Var", "SE3", "SE3Var", "SO2", "SO2Var", "SO3", "SO3Var", "ScalarVar", "SolveResult", "SolveSummary",
+    "SolverOptions", "Sym", "SymBool", "Values", "Var", "Vec1Var", "Vec2Var", "Vec3Var", "Vec4Var", "Vec5Var",
+    "Vec6Var", "Vec7Var", "Vec8Var", "Vec9Var", "VecVar", "arctan_loss", "cauchy_loss", "cost", "huber_loss",
+    "numpy", "select", "soft_l_one_loss", "solve_batch", "solve_sequence", "sweep", "tukey_loss", "where",
+]

@@ -1,0 +1,150 @@
+"""Lie groups SO2, SE2, SO3 and SE3, with lsjit's C++ layouts (runtime/lie/).
+
+One class per group that holds numbers or, inside a cost being traced, Syms: the same
+code computes a value and records a trace. Parameters:
+
+    SO2 (cos, sin)             tangent θ
+    SE2 (x, y, cos, sin)       tangent (ρx, ρy, θ)
+    SO3 (qx, qy, qz, qw)       tangent ω
+    SE3 (tx, ty, tz, qx, qy, qz, qw)   tangent (ρ, ω)
+
+(jaxlie orders SE3 as (qw, qx, qy, qz, tx, ty, tz) and its tangent the same way as here:
+docs/python.md's porting table.) ``a @ b`` composes two groups and ``g @ p`` acts on a point.
+"""
+
+import numpy as np
+
+from . import _lsjit
+
+
+def _has_sym(x):
+    if isinstance(x, _lsjit.Sym):
+        return True
+    if isinstance(x, _Group):
+        return x.is_traced
+    a = np.asarray(x, dtype=object) if not isinstance(x, np.ndarray) else x
+    return a.dtype == object and any(isinstance(e, _lsjit.Sym) for e in a.flat)
+
+
+class _Group:
+    _f64 = None
+    _sym = None
+
+    def __init__(self, impl):
+        self._impl = impl
+
+    @property
+    def is_traced(self):
+        return isinstance(self._impl, self._sym)
+
+    def _as_traced(self):
+        return self if self.is_traced else type(self)(self._sym.from_params(self._impl.params()))
+
+    def _pair(self, other):
+        if not isinstance(other, type(self)):
+            raise TypeError(f"lsjit.{type(self).__name__}: cannot combine with {type(other).__name__}")
+        if self.is_traced or other.is_traced:
+            return self._as_traced()._impl, other._as_traced()._impl
+        return self._impl, other._impl
+
+    @classmethod
+    def _impl_for(cls, *values):
+        return cls._sym if any(_has_sym(v) for v in values) else cls._f64
+
+    @classmethod
+    def identity(cls):
+        return cls(cls._f64.identity())
+
+    @classmethod
+    def from_params(cls, params):
+        """The group element of these parameters (the layout above)."""
+        return cls(cls._impl_for(params).from_params(params))
+
+    @classmethod
+    def exp(cls, tangent):
+        return cls(cls._impl_for(tangent).exp(tangent))
+
+    def log(self):
+        return self._impl.log()
+
+    def params(self):
+        return self._impl.params()
+
+    parameters = params
+
+    def inverse(self):
+        return type(self)(self._impl.inverse())
+
+    def compose(self, other):
+        a, b = self._pair(other)
+        return type(self)(a.compose(b))
+
+    def act(self, point):
+        impl = self._as_traced()._impl if _has_sym(point) else self._impl
+        return impl.act(point)
+
+    apply = act
+
+    def __matmul__(self, other):
+        return self.compose(other) if isinstance(other, _Group) else self.act(other)
+
+    def as_matrix(self):
+        return self._impl.as_matrix()
+
+    def retract(self, delta):
+        impl = self._as_traced()._impl if _has_sym(delta) else self._impl
+        return type(self)(impl.retract(delta))
+
+    def local(self, other):
+        a, b = self._pair(other)
+        return a.local(b)
+
+    def __repr__(self):
+        return repr(self._impl) if not self.is_traced else f"lsjit.{type(self).__name__}(traced)"
+
+
+class SO2(_Group):
+    _f64, _sym = _lsjit.SO2_f64, _lsjit.SO2_sym
+
+    @classmethod
+    def from_angle(cls, theta):
+        return cls(cls._impl_for(theta).from_angle(theta))
+
+
+class SO3(_Group):
+    _f64, _sym = _lsjit.SO3_f64, _lsjit.SO3_sym
+
+
+class _Rigid(_Group):
+    _rotation = None
+
+    @classmethod
+    def from_rotation_and_translation(cls, rotation, translation):
+        if rotation.is_traced or _has_sym(translation):
+            return cls(cls._sym.from_rotation_and_translation(rotation._as_traced()._impl, translation))
+        return cls(cls._f64.from_rotation_and_translation(rotation._impl, translation))
+
+    def rotation(self):
+        return self._rotation(self._impl.rotation())
+
+    def translation(self):
+        return self._impl.translation()
+
+
+class SE2(_Rigid):
+    _f64, _sym = _lsjit.SE2_f64, _lsjit.SE2_sym
+    _rotation = SO2
+
+
+class SE3(_Rigid):
+    _f64, _sym = _lsjit.SE3_f64, _lsjit.SE3_sym
+    _rotation = SO3
+
+
+GROUPS = {"SO2": SO2, "SE2": SE2, "SO3": SO3, "SE3": SE3}
+
+
+def wrap(layout, impl):
+    """A group of layout `layout` around a bound C++ object; other values as they are."""
+    cls = GROUPS.get(layout)
+    return cls(impl) if cls is not None else impl

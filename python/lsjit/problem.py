@@ -1,0 +1,326 @@
+"""Problem, Values, SolverOptions and solving, shaped after the C++ API and jaxls.
+
+    problem = lsjit.Problem()
+    problem.add(between, lsjit.SE2Var(i), lsjit.SE2Var(j), z, U)     # arrays: many at once
+    problem.set_constant(lsjit.SE2Var(0))
+    analyzed = problem.analyze()          # trace, differentiate, compile (without the GIL)
+    result = analyzed.solve(initial, lsjit.SolverOptions(verbose=True))
+    result.values[lsjit.SE2Var(3)], result.summary.report()
+
+Batches. A variable argument with an array of n IDs makes n instances; every batched data
+argument then has a leading instance axis of length n (or 1, shared by all). Without any
+batched variable, data arguments are one instance's value. One instance's data is a
+number, a vector (k,) or a matrix (r, c): C++'s double, Vec<k> and Mat<r>x<c>.
+"""
+
+import numpy as np
+
+from . import _lsjit
+from .costs import Cost, CostInstances, TracedValues
+from .lie import _Group, GROUPS
+from .variables import Var
+
+Loss = _lsjit.Loss
+huber_loss = _lsjit.huber_loss
+soft_l_one_loss = _lsjit.soft_l_one_loss
+cauchy_loss = _lsjit.cauchy_loss
+arctan_loss = _lsjit.arctan_loss
+tukey_loss = _lsjit.tukey_loss
+
+
+class SolverOptions(_lsjit.SolverOptions):
+    """The C++ SolverOptions, field for field: ``SolverOptions(max_iterations=20, verbose=True)``."""
+
+    def __init__(self, **fields):
+        super().__init__()
+        for name, value in fields.items():
+            if name.startswith("_") or not hasattr(self, name):
+                raise TypeError(f"lsjit.SolverOptions: no field {name!r}")
+            setattr(self, name, value)
+
+
+def _data_slot(a, n, batched, cost, position):
+    a = np.asarray(a, dtype=np.float64)
+    where = f"lsjit.Problem.add({cost.name}): data argument {position}"
+    if batched:
+        if a.ndim == 0 or a.shape[0] not in (1, n):
+            raise ValueError(f"{where} has shape {a.shape}: with {n} instances it needs a leading axis of {n} "
+                             "(or 1, shared by all)")
+        if a.shape[0] == 1 and n > 1:
+            a = np.broadcast_to(a, (n,) + a.shape[1:])
+    else:
+        a = a[None]
+    shape = a.shape[1:]
+    if len(shape) == 0:
+        type_name, rows, cols = "f64", 1, 1
+    elif len(shape) == 1:
+        type_name, rows, cols = f"Vec{shape[0]}", shape[0], 1
+    elif len(shape) == 2:
+        type_name, rows, cols = f"Mat{shape[0]}x{shape[1]}", shape[0], shape[1]
+        a = a.transpose(0, 2, 1)  # column-major per instance, as C++'s Eigen data
+    else:
+        raise ValueError(f"{where} has one instance of shape {shape}: expected a number, a vector or a matrix")
+    if rows * cols == 0:
+        raise ValueError(f"{where} is empty (shape {shape})")
+    return (type_name, rows, cols, shape), a.reshape(n, rows * cols)
+
+
+def _traced_data(slot, shape):
+    d = _lsjit._traced_data(slot)
+    if len(shape) == 0:
+        return d[0]
+    if len(shape) == 1:
+        return d
+    return d.reshape(shape[1], shape[0]).T
+
+
+class Problem:
+    """The cost instances of a least-squares problem (C++: lsjit::Problem)."""
+
+    def __init__(self, costs=()):
+        self._problem = _lsjit.Problem()
+        self._variables = {}  # type name -> (class, set of IDs): for default values
+        for c in costs:
+            self.add(c)
+
+    def add(self, cost, *args, loss=None):
+        """Adds one instance, or n with batches (module docstring). `loss` robustifies each."""
+        if isinstance(cost, CostInstances):
+            if args:
+                raise TypeError("lsjit.Problem.add: cost instances already carry their arguments")
+            cost, args, loss = cost.cost, cost.args, (loss if loss is not None else cost.loss)
+        if not isinstance(cost, Cost):
+            raise TypeError(f"lsjit.Problem.add: expected an lsjit.Cost (from @lsjit.cost), got {type(cost).__name__}")
+        var_args = [a for a in args if isinstance(a, Var)]
+        if not var_args:
+            raise ValueError(f"lsjit.Problem.add({cost.name}): a cost needs at least one variable argument")
+        lengths = {len(v.ids) for v in var_args if v.batched}
+        if len(lengths) > 1:
+            raise ValueError(f"lsjit.Problem.add({cost.name}): variable batches of different lengths {sorted(lengths)}")
+        batched = bool(lengths)
+        n = lengths.pop() if batched else 1
+
+        kinds, ids, data_slots, columns, types = [], [], [], [], []
+        for position, a in enumerate(args, start=1):
+            if isinstance(a, Var):
+                kinds.append(type(a))
+                types.append(type(a)._type)
+                ids.append(a.ids if a.batched else np.full(n, a.id, dtype=np.int64))
+            else:
+                (type_name, rows, cols, shape), column = _data_slot(a, n, batched, cost, position)
+                slot = len(data_slots)
+                name = cost.data_names[slot] if slot < len(cost.data_names) else f"d{slot}"
+                data_slots.append((name, type_name, rows, cols))
+                kinds.append(shape)
+                columns.append(column)
+        data = np.concatenate(columns, axis=1) if columns else np.zeros((n, 0))
+        identity = "\0".join(["python", str(id(cost)), cost.kind] + [t.name for t in types] +
+                             [f"{d[1]}" for d in data_slots] + cost.var_names + cost.data_names)
+        self._problem.add(cost.name, identity, cost.kind, _tracer(cost, kinds), types, cost.var_names,
+                          data_slots, ids, np.ascontiguousarray(data), n, loss)
+        for a in var_args:
+            cls, seen = self._variables.setdefault(a.type_name, (type(a), set()))
+            seen.update(a.id_array().tolist())
+
+    def set_constant(self, var):
+        """Holds the variable(s) at their initial values."""
+        for i in var.id_array():
+            self._problem.set_constant(var.type_name, int(i))
+
+    @property
+    def num_instances(self):
+        return self._problem.num_instances
+
+    def analyze(self):
+        """Traces each cost group once, differentiates, compiles (or finds in the cache) and lays out
+        the linear system; the GIL is released except while a Python cost is traced."""
+        return AnalyzedProblem(self._problem.analyze(), self._default_values)
+
+    def _default_values(self):
+        values = Values()
+        for type_name, (cls, ids) in self._variables.items():
+            ids = np.fromiter(sorted(ids), dtype=np.int64)
+            values._values.set_rows(cls._type, ids, np.tile(cls.default_params(), (len(ids), 1)))
+        return values
+
+
+def _tracer(cost, kinds):
+    def trace():
+        args, var_slot, data_slot = [], 0, 0
+        for kind in kinds:
+            if isinstance(kind, type):
+                args.append(kind(var_slot))
+                var_slot += 1
+            else:
+                args.append(_traced_data(data_slot, kind))
+                data_slot += 1
+        return cost.function(TracedValues(), *args)
+
+    return trace
+
+
+class Values:
+    """Variable values by (type, ID) (C++: lsjit::Values). ``values[var] = x`` and ``values[var]``;
+    for a batch, x has one row per ID. A Lie group's value is an lsjit.SE3 (...) or its parameters."""
+
+    def __init__(self, entries=None):
+        self._values = _lsjit.Values()
+        for var, value in (entries.items() if isinstance(entries, dict) else entries or ()):
+            self[var] = value
+
+    make = classmethod(lambda cls, entries: cls(entries))
+
+    def copy(self):
+        v = Values()
+        v._values = self._values.copy()
+        return v
+
+    def __len__(self):
+        return len(self._values)
+
+    def __setitem__(self, var, value):
+        if not isinstance(var, Var):
+            raise TypeError(f"lsjit.Values: keys are variables (lsjit.SE3Var(...)), got {type(var).__name__}")
+        if isinstance(value, _Group):
+            value = value.params()
+        t = type(var)._type
+        rows = np.asarray(value, dtype=np.float64).reshape(len(var.id_array()), -1) if var.batched else \
+            np.asarray(value, dtype=np.float64).reshape(1, -1)
+        if rows.shape[1] != t.ambient:
+            raise ValueError(f"lsjit.Values: a {var.type_name} value has {t.ambient} parameters, got "
+                             f"{np.shape(value)} for {var!r}")
+        self._values.set_rows(t, var.id_array(), rows)
+
+    def __getitem__(self, var):
+        rows = self._values.get_rows(type(var)._type, var.id_array())
+        if var.batched:
+            return rows
+        if var.layout in GROUPS:
+            return GROUPS[var.layout].from_params(rows[0])
+        return float(rows[0, 0]) if var.layout == "Scalar" else rows[0]
+
+    def __contains__(self, var):
+        return all(self._values.has(var.type_name, int(i)) for i in var.id_array())
+
+
+class SolveResult:
+    """The solution (values) and the summary of a solve; result[var] is result.values[var]
+    (and result.vals, jaxls' name, is result.values)."""
+
+    def __init__(self, values, summary):
+        self.values, self.summary = values, summary
+
+    @property
+    def vals(self):
+        return self.values
+
+    @staticmethod
+    def _of(pair):
+        values, summary = pair
+        out = Values()
+        out._values = values
+        return SolveResult(out, summary)
+
+    def __getitem__(self, var):
+        return self.values[var]
+
+
+class AnalyzedProblem:
+    """A Problem after analyze(): solve it any number of times, from any values, with any
+    options, from any thread; nothing recompiles."""
+
+    def __init__(self, analyzed, defaults):
+        self._analyzed = analyzed
+        self._defaults = defaults
+
+    def solve(self, initial=None, options=None, **fields):
+        """Levenberg–Marquardt from `initial` (every variable's default value when None: a group's
+        identity, zeros otherwise). Options as a SolverOptions or as its fields."""
+        if options is None:
+            options = SolverOptions(**fields)
+        elif fields:
+            raise TypeError("lsjit.solve: pass either options or option fields, not both")
+        return SolveResult._of(self._analyzed.solve(self._start(initial)._values, options))
+
+    def _start(self, initial):
+        return self._defaults() if initial is None else initial
+
+    def cost(self, values):
+        """½Σ‖r‖² of the least-squares costs at `values`."""
+        return self._analyzed.cost(values._values)
+
+    def evaluate(self, values, gauss_newton=False):
+        """(cost, gradient Jᵀr, Gauss–Newton matrix JᵀJ or None) at `values`, over the free
+        variables in free_variables() order, in tangent space (Ceres' Problem::Evaluate)."""
+        return self._analyzed.evaluate(values._values, gauss_newton)
+
+    def evaluate_costs(self, values):
+        """Per cost group: {"cost": name, "residuals": (n, dim), "costs": (n,), "weights": (n,)}
+        at `values`; residuals before any robust loss, weights ρ' (1 without a loss)."""
+        return self._analyzed.evaluate_groups(values._values)
+
+    def check_gradients(self, values, relative_step=1e-6, relative_tolerance=1e-6, absolute_tolerance=1e-8):
+        """Every instance's Jacobian against central differences (C++: check_gradients): a dict
+        with passed, instances, entries, failed_entries, max errors and the report."""
+        return self._analyzed.check_gradients(values._values, relative_step, relative_tolerance, absolute_tolerance)
+
+    def free_variables(self):
+        """(type name, ID, offset, tangent size) per free variable, in the linear system's order."""
+        return self._analyzed.free_variables()
+
+    def groups(self):
+        return self._analyzed.groups()
+
+    @property
+    def num_instances(self):
+        return self._analyzed.num_instances
+
+    @property
+    def tangent_dim(self):
+        return self._analyzed.tangent_dim
+
+    @property
+    def trace_s(self):
+        return self._analyzed.trace_s
+
+    @property
+    def compile_s(self):
+        return self._analyzed.compile_s
+
+
+def _options_or_default(options):
+    return options if options is not None else SolverOptions()
+
+
+def solve_batch(problems, initial, options=None, threads=0):
+    """Solves problems[k] from initial[k] for every k, `threads` at a time (0: one per core),
+    without the GIL; each result is the one its solve gives alone (C++: solve_batch, the
+    analogue of jax.vmap over solve). `problems` may be one AnalyzedProblem (many starts);
+    `options` one SolverOptions or one per item."""
+    initial = list(initial)
+    if isinstance(problems, AnalyzedProblem):
+        problems = [problems] * len(initial)
+    problems = list(problems)
+    options = list(options) if isinstance(options, (list, tuple)) else [_options_or_default(options)] * len(problems)
+    starts = [p._start(v)._values for p, v in zip(problems, initial)]
+    pairs = _lsjit.solve_batch([p._analyzed for p in problems], starts, options, threads)
+    return [SolveResult._of(pair) for pair in pairs]
+
+
+def sweep(problem, initial, options, threads=0):
+    """One problem and start, one solve per SolverOptions (a parameter sweep: damping,
+    tolerances and iteration limits are runtime inputs)."""
+    pairs = _lsjit.sweep(problem._analyzed, problem._start(initial)._values, list(options), threads)
+    return [SolveResult._of(pair) for pair in pairs]
+
+
+def solve_sequence(problems, initial, options=None):
+    """problems[0] from `initial`, then each from the previous solution (jax.lax.scan's warm
+    starts); stops after a solve that fails."""
+    problems = list(problems)
+    pairs = _lsjit.solve_sequence([p._analyzed for p in problems], problems[0]._start(initial)._values,
+                                  _options_or_default(options))
+    return [SolveResult._of(pair) for pair in pairs]
+
+
+LeastSquaresProblem = Problem  # jaxls' name
