@@ -10,6 +10,7 @@ from . import symarray
 _lsjit._set_array_type(symarray.SymArray)
 
 from . import numpy  # noqa: E402 (after the array type is set)
+from . import cache  # noqa: E402
 from ._lsjit import ConcretizationTypeError, Error, Sym, SymBool, SolveSummary, select
 from .costs import Cost, CostInstances, cost
 from .lie import SE2, SE3, SO2, SO3
@@ -25,6 +26,6 @@ __all__ = [
     "AnalyzedProblem", "ConcretizationTypeError", "Cost", "CostInstances", "Error", "LeastSquaresProblem", "Loss", "Problem", "SE2",
     "SE2Var", "SE3", "SE3Var", "SO2", "SO2Var", "SO3", "SO3Var", "ScalarVar", "SolveResult", "SolveSummary",
     "SolverOptions", "Sym", "SymBool", "Values", "Var", "Vec1Var", "Vec2Var", "Vec3Var", "Vec4Var", "Vec5Var",
-    "Vec6Var", "Vec7Var", "Vec8Var", "Vec9Var", "VecVar", "arctan_loss", "cauchy_loss", "cost", "huber_loss",
+    "Vec6Var", "Vec7Var", "Vec8Var", "Vec9Var", "VecVar", "arctan_loss", "cache", "cauchy_loss", "cost", "huber_loss",
     "numpy", "select", "soft_l_one_loss", "solve_batch", "solve_sequence", "sweep", "tukey_loss", "where",
 ]

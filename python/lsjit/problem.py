@@ -264,6 +264,22 @@ class AnalyzedProblem:
         with passed, instances, entries, failed_entries, max errors and the report."""
         return self._analyzed.check_gradients(values._values, relative_step, relative_tolerance, absolute_tolerance)
 
+    def covariance(self, values, pairs, algorithm="auto", min_reciprocal_condition_number=1e-14,
+                   apply_loss_function=True):
+        """Blocks of (JᵀJ)⁻¹ at `values` (C++: compute_covariance; Ceres' Covariance, GTSAM's
+        Marginals): one matrix (tangent a x tangent b) per (a, b) in `pairs`, or per variable
+        when an entry is one variable (its own block). Tangent orders are docs/variables.md's;
+        not scaled by a residual variance. A rank-deficient JᵀJ is an lsjit.Error."""
+        refs = []
+        for pair in pairs:
+            a, b = (pair, pair) if isinstance(pair, Var) else pair
+            for v in (a, b):
+                if not isinstance(v, Var) or v.batched:
+                    raise TypeError("lsjit covariance: pairs are of single variables (lsjit.SE3Var(3)), or variables")
+            refs.append(((a.type_name, a.id), (b.type_name, b.id)))
+        return self._analyzed.covariance(values._values, refs, algorithm, min_reciprocal_condition_number,
+                                         apply_loss_function)
+
     def free_variables(self):
         """(type name, ID, offset, tangent size) per free variable, in the linear system's order."""
         return self._analyzed.free_variables()

@@ -33,6 +33,7 @@ py::array object_array(const std::vector<Sym>& syms);
 void bind_trace(py::module_& m);  // trace_bindings.cpp: Sym, SymBool, math, tracing
 void bind_lie(py::module_& m);    // lie_bindings.cpp: SO2 SE2 SO3 SE3 of Sym and of double
 void bind_solve(py::module_& m);  // solve_bindings.cpp: Problem, Values, options, summary
+void bind_cache(py::module_& m);  // cache_bindings.cpp: lsjit cache's subcommands
 
 }  // namespace lsjit::python
 

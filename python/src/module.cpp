@@ -36,4 +36,5 @@ PYBIND11_MODULE(_lsjit, m) {
   lsjit::python::bind_trace(m);
   lsjit::python::bind_lie(m);
   lsjit::python::bind_solve(m);
+  lsjit::python::bind_cache(m);
 }

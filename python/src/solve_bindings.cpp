@@ -13,6 +13,7 @@
 #include "lsjit/common/error.h"
 #include "lsjit/runtime/analyzed_problem.h"
 #include "lsjit/runtime/batch_solve.h"
+#include "lsjit/runtime/covariance.h"
 #include "lsjit/runtime/loss.h"
 #include "lsjit/runtime/problem.h"
 #include "lsjit/runtime/variable_types.h"
@@ -276,6 +277,27 @@ void bind_analyzed(py::module_& m) {
         for (const auto& f : a.free_variables()) out.append(py::make_tuple(f.type, f.id, f.offset, f.tangent));
         return out;
       })
+      .def("covariance", [](const AnalyzedProblem& a, const Values& v,
+                            const std::vector<std::pair<std::pair<std::string, int64_t>, std::pair<std::string, int64_t>>>& pairs,
+                            const std::string& algorithm, double min_rcond, bool apply_loss) {
+        std::vector<std::pair<VariableRef, VariableRef>> refs;
+        for (const auto& [x, y] : pairs) refs.push_back({VariableRef(x.first, x.second), VariableRef(y.first, y.second)});
+        CovarianceOptions o;
+        if (algorithm == "auto") o.algorithm = CovarianceOptions::Algorithm::Auto;
+        else if (algorithm == "dense") o.algorithm = CovarianceOptions::Algorithm::Dense;
+        else if (algorithm == "sparse") o.algorithm = CovarianceOptions::Algorithm::Sparse;
+        else throw py::value_error("lsjit covariance: algorithm must be 'auto', 'dense' or 'sparse', got '" + algorithm + "'");
+        o.min_reciprocal_condition_number = min_rcond;
+        o.apply_loss_function = apply_loss;
+        std::vector<Eigen::MatrixXd> blocks;
+        {
+          py::gil_scoped_release release;
+          const Covariance c = compute_covariance(a, v, refs, o);
+          for (const auto& [x, y] : refs) blocks.push_back(c.block(x, y));
+        }
+        return blocks;
+      }, py::arg("values"), py::arg("pairs"), py::arg("algorithm"), py::arg("min_reciprocal_condition_number"),
+         py::arg("apply_loss_function"))
       .def_property_readonly("num_instances", &AnalyzedProblem::num_instances)
       .def_property_readonly("tangent_dim", &AnalyzedProblem::tangent_dim)
       .def_property_readonly("trace_s", &AnalyzedProblem::trace_s)

@@ -85,3 +85,27 @@ def test_the_python_cost_is_the_cpp_builtins_graph(tmp_path):
     # Node for node the built-in's graph: the same structural hash, so the same cache key and
     # one kernel for both languages.
     assert traced.read_text() == cpp
+
+
+def test_lsjit_cache_lists_verifies_and_clears_what_python_compiled(tmp_path):
+    import lsjit
+
+    run("solve(1.0)", tmp_path)
+    listed = lsjit.cache.list(dir=tmp_path)
+    assert sorted((e["cost"], e["mode"]) for e in listed["entries"]) == [("curve_fit", "normal_equations"),
+                                                                         ("curve_fit", "residual")]
+    shown = lsjit.cache.show(listed["entries"][0]["id"][:10], dir=tmp_path)
+    assert "cost curve_fit" in shown["ir"]
+    assert lsjit.cache.stats(dir=tmp_path)["entries"] == 2
+    verified = lsjit.cache.verify(dir=tmp_path)
+    assert verified["bad"] == 0 and all(r["ok"] for r in verified["results"])
+    with pytest.raises(lsjit.Error, match="not an entry id"):
+        lsjit.cache.show("zz", dir=tmp_path)
+    # An entry altered on disk is reported, never trusted.
+    entry = next(tmp_path.glob("*.lsjitk"))
+    data = bytearray(entry.read_bytes())
+    data[-1] ^= 1
+    entry.write_bytes(bytes(data))
+    assert lsjit.cache.verify(dir=tmp_path)["bad"] == 1
+    assert lsjit.cache.clear(dir=tmp_path)["removed"] == 2
+    assert lsjit.cache.list(dir=tmp_path)["entries"] == []

@@ -233,3 +233,29 @@ def test_jaxls_style_ports_line_by_line():
         solutions.append(problem.solve().vals[MyVar(id=np.arange(11))])
     np.testing.assert_allclose(solutions[0], np.arange(11)[:, None] * np.ones(2), atol=1e-9)
     np.testing.assert_array_equal(solutions[0], solutions[1])
+
+
+def test_covariance_of_a_linear_problem_is_the_inverse_information():
+    @lsjit.cost
+    def weighted_prior(v, x, z, U):
+        return U @ (v[x] - z)
+
+    @lsjit.cost
+    def difference(v, x, y):
+        return v[y] - v[x]
+
+    U = np.array([[2.0, 0.5], [0.0, 1.0]])
+    problem = lsjit.Problem()
+    problem.add(weighted_prior, lsjit.Vec2Var(0), np.zeros(2), U)
+    problem.add(difference, lsjit.Vec2Var(0), lsjit.Vec2Var(1))
+    analyzed = problem.analyze()
+    values = analyzed.solve().values
+    J = np.block([[U, np.zeros((2, 2))], [-np.eye(2), np.eye(2)]])
+    expected = np.linalg.inv(J.T @ J)
+    for algorithm in ("dense", "sparse"):
+        p00, p01 = analyzed.covariance(values, [lsjit.Vec2Var(0), (lsjit.Vec2Var(0), lsjit.Vec2Var(1))],
+                                       algorithm=algorithm)
+        np.testing.assert_allclose(p00, expected[:2, :2], atol=1e-12)
+        np.testing.assert_allclose(p01, expected[:2, 2:], atol=1e-12)
+    with pytest.raises(lsjit.Error, match="Covariance"):
+        analyzed.covariance(values, [lsjit.Vec2Var(7)])
