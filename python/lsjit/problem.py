@@ -13,6 +13,9 @@ batched variable, data arguments are one instance's value. One instance's data i
 number, a vector (k,) or a matrix (r, c): C++'s double, Vec<k> and Mat<r>x<c>.
 """
 
+import os
+import sys
+
 import numpy as np
 
 from . import _lsjit
@@ -114,6 +117,7 @@ class Problem:
                 kinds.append(shape)
                 columns.append(column)
         data = np.concatenate(columns, axis=1) if columns else np.zeros((n, 0))
+        _explain_captured_numbers(cost)
         identity = "\0".join(["python", str(id(cost)), cost.kind] + [t.name for t in types] +
                              [f"{d[1]}" for d in data_slots] + cost.var_names + cost.data_names)
         self._problem.add(cost.name, identity, cost.kind, _tracer(cost, kinds), types, cost.var_names,
@@ -142,6 +146,38 @@ class Problem:
             ids = np.fromiter(sorted(ids), dtype=np.int64)
             values._values.set_rows(cls._type, ids, np.tile(cls.default_params(), (len(ids), 1)))
         return values
+
+
+# Per (cost name, code object): the numbers its closure captured when last added.
+_captured_before = {}
+
+
+def _explain_captured_numbers(cost):
+    """With LSJIT_EXPLAIN_CACHE_MISSES set, names the closure variables of `cost` whose numbers
+    differ from an earlier cost of the same name and code: the kernel cache's explanation of
+    the recompile names the constant by its value, this names the Python variable."""
+    function = cost.function
+    code, closure = getattr(function, "__code__", None), getattr(function, "__closure__", None)
+    if code is None or not closure:
+        return
+    numbers = {}
+    for name, cell in zip(code.co_freevars, closure):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+            numbers[name] = value
+    key = (cost.name, code)
+    before = _captured_before.get(key)
+    _captured_before[key] = numbers
+    if before is None or not os.environ.get("LSJIT_EXPLAIN_CACHE_MISSES"):
+        return
+    for name, value in numbers.items():
+        if name in before and before[name] != value:
+            print(f"lsjit: cost '{cost.name}' captures {name} = {value!r} (it was {before[name]!r}): captured "
+                  f"values are baked into the kernel as constants, so this traces another graph; pass {name} "
+                  "as a data argument to change it without recompiling", file=sys.stderr)
 
 
 def _tracer(cost, kinds):

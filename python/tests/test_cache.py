@@ -59,6 +59,7 @@ def test_a_changed_captured_constant_recompiles_and_says_to_pass_it_as_data(tmp_
     assert out.splitlines()[1].startswith("compiles 2 ")
     assert "a captured constant differs" in err and "2 -> 3" in err
     assert "pass values that vary between instances as data" in err
+    assert "captures scale = 3.0 (it was 2.0)" in err and "pass scale as a data argument" in err
 
 
 def test_fail_on_recompile_is_an_exception(tmp_path):

@@ -111,6 +111,26 @@ def test_equality_constraint():
     np.testing.assert_allclose(result[lsjit.Vec3Var(0)], a - (a.sum() - 1.0) / 3, atol=1e-6)
 
 
+def test_inequality_constraints():
+    @lsjit.cost
+    def near(v, x, a):
+        return v[x] - a
+
+    @lsjit.cost(kind="inequality_le")
+    def at_most_one(v, x):
+        return v[x][0] - 1.0  # x0 <= 1
+
+    @lsjit.cost(kind="inequality_ge")
+    def at_least_two(v, x):
+        return v[x][1] - 2.0  # x1 >= 2
+
+    problem = lsjit.Problem([near(lsjit.Vec2Var(0), np.array([3.0, 0.0])), at_most_one(lsjit.Vec2Var(0)),
+                             at_least_two(lsjit.Vec2Var(0))])
+    result = problem.analyze().solve()
+    np.testing.assert_allclose(result[lsjit.Vec2Var(0)], [1.0, 2.0], atol=1e-6)
+    assert result.summary.constraint_violation < 1e-8
+
+
 def test_data_broadcasts_over_a_batch_and_matrices_keep_their_layout():
     @lsjit.cost
     def weighted(v, x, w, z):
