@@ -51,6 +51,7 @@
 #include "lsjit/compiler/compile_options.h"
 #include "lsjit/runtime/cost.h"
 #include "lsjit/runtime/data_traits.h"
+#include "lsjit/runtime/evaluate/huge_page_allocator.h"
 #include "lsjit/runtime/loss.h"
 #include "lsjit/runtime/values.h"
 #include "lsjit/runtime/variables.h"
@@ -88,9 +89,11 @@ struct CostGroup {
   std::string identity;                        // see Problem::add; "" never merges
   std::function<ir::Trace()> trace;            // traces the cost (stage Traced)
   std::vector<const VariableType*> var_types;  // per variable slot
-  std::vector<std::vector<int64_t>> ids;       // [slot][instance]
+  // Huge-page backed when large: at 10^6 instances these are tens of megabytes written
+  // once into fresh memory, where 4 KiB pages make every first touch a page fault.
+  std::vector<BigVector<int64_t>> ids;         // [slot][instance]
   uint32_t data_stride = 0;                    // doubles per instance, data slots in order
-  std::vector<double> data;                    // [instance * data_stride + offset + c]
+  BigVector<double> data;                      // [instance * data_stride + offset + c]
   std::vector<Loss> losses;                    // per instance, or empty: no robust loss
   size_t instances = 0;
 };
@@ -140,7 +143,7 @@ void record_var(CostGroup& g, uint32_t& slot, const Arg& arg, size_t n) {
   if constexpr (is_variable_v<T>) {
     if (g.var_types.size() <= slot) g.var_types.push_back(variable_type<T>());
     if (g.ids.size() <= slot) g.ids.emplace_back();
-    std::vector<int64_t>& ids = g.ids[slot++];
+    BigVector<int64_t>& ids = g.ids[slot++];
     if constexpr (is_var_batch<A>::value) ids.insert(ids.end(), arg.ids.begin(), arg.ids.end());
     else ids.insert(ids.end(), n, arg.id);
   }
@@ -178,6 +181,15 @@ struct RuntimeCost {
   std::function<ir::Trace()> trace;
   std::vector<const VariableType*> var_types;
   uint32_t data_stride = 0;
+};
+
+// One data argument of Problem::add_runtime: `values` holds n instances' values one after
+// another (or one instance's, shared by all n), each `rows` x `cols`, column-major as
+// DataTraits flattens it unless row_major (numpy's order; add_runtime transposes).
+struct RuntimeDataSlot {
+  std::span<const double> values;
+  uint32_t rows = 1, cols = 1;
+  bool row_major = false;
 };
 
 class Problem {
@@ -223,15 +235,16 @@ class Problem {
   void set_constant(std::string_view type, int64_t id) { constant_.emplace(std::string(type), id); }
 
   // The type-erased add(), for callers whose costs are known only at run time (the Python
-  // bindings, python/). `ids[slot]` holds n IDs per variable slot of cost.var_types;
-  // `data` holds n rows of cost.data_stride doubles (each data slot column-major, as
-  // DataTraits flattens it); `loss` is nullptr or applies to all n instances. Instances of
-  // equal non-empty cost.identity share a group, as Problem::add's do: the identity must
-  // therefore fix the name, kind, variable types and data layout. Throws lsjit::Error,
-  // adding nothing, when n is 0, a slot's ID count is not n, the slot count differs from
-  // var_types or the data size is not n * data_stride.
+  // bindings, python/). `ids[slot]` holds n IDs (or one, shared by all n) per variable slot
+  // of cost.var_types; `data[k]` is the k-th data argument (RuntimeDataSlot), their sizes
+  // adding up to cost.data_stride; `loss` is nullptr or applies to all n instances. The
+  // values are copied once, straight into the group. Instances of equal non-empty
+  // cost.identity share a group, as Problem::add's do: the identity must therefore fix the
+  // name, kind, variable types and data layout. Throws lsjit::Error, adding nothing, when
+  // n is 0, the slot counts differ from var_types, a slot holds neither n nor 1 IDs or
+  // instances, or the data slots' sizes do not add up to data_stride.
   void add_runtime(const RuntimeCost& cost, const std::vector<std::span<const int64_t>>& ids,
-                   std::span<const double> data, size_t n, const Loss* loss = nullptr);
+                   const std::vector<RuntimeDataSlot>& data, size_t n, const Loss* loss = nullptr);
 
   size_t num_instances() const { return instances_; }
   size_t num_groups() const { return groups_.size(); }

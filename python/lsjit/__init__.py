@@ -11,7 +11,9 @@ _lsjit._set_array_type(symarray.SymArray)
 
 from . import numpy  # noqa: E402 (after the array type is set)
 from . import cache  # noqa: E402
-from ._lsjit import ConcretizationTypeError, Error, Sym, SymBool, SolveSummary, select
+from . import io  # noqa: E402
+from ._lsjit import (ConcretizationTypeError, Error, InputError, MissingValueError, SolveSummary, Sym, SymBool,
+                     TraceError, select)
 from .costs import Cost, CostInstances, cost
 from .lie import SE2, SE3, SO2, SO3
 from .problem import (AnalyzedProblem, LeastSquaresProblem, Loss, Problem, SolveResult, SolverOptions, Values,
@@ -23,9 +25,10 @@ from .variables import (ScalarVar, SE2Var, SE3Var, SO2Var, SO3Var, Var, Vec1Var,
 where = numpy.where
 
 __all__ = [
-    "AnalyzedProblem", "ConcretizationTypeError", "Cost", "CostInstances", "Error", "LeastSquaresProblem", "Loss", "Problem", "SE2",
+    "AnalyzedProblem", "ConcretizationTypeError", "Cost", "CostInstances", "Error", "InputError",
+    "MissingValueError", "TraceError", "LeastSquaresProblem", "Loss", "Problem", "SE2",
     "SE2Var", "SE3", "SE3Var", "SO2", "SO2Var", "SO3", "SO3Var", "ScalarVar", "SolveResult", "SolveSummary",
     "SolverOptions", "Sym", "SymBool", "Values", "Var", "Vec1Var", "Vec2Var", "Vec3Var", "Vec4Var", "Vec5Var",
-    "Vec6Var", "Vec7Var", "Vec8Var", "Vec9Var", "VecVar", "arctan_loss", "cache", "cauchy_loss", "cost", "huber_loss",
+    "Vec6Var", "Vec7Var", "Vec8Var", "Vec9Var", "VecVar", "arctan_loss", "cache", "io", "cauchy_loss", "cost", "huber_loss",
     "numpy", "select", "soft_l_one_loss", "solve_batch", "solve_sequence", "sweep", "tukey_loss", "where",
 ]

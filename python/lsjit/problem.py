@@ -19,6 +19,7 @@ import sys
 import numpy as np
 
 from . import _lsjit
+from ._lsjit import InputError, MissingValueError
 from .costs import Cost, CostInstances, TracedValues
 from .lie import _Group, GROUPS
 from .variables import Var
@@ -43,14 +44,16 @@ class SolverOptions(_lsjit.SolverOptions):
 
 
 def _data_slot(a, n, batched, cost, position):
-    a = np.asarray(a, dtype=np.float64)
+    """(slot description, array of n or 1 instances in numpy's C order) for one data argument."""
     where = f"lsjit.Problem.add({cost.name}): data argument {position}"
+    try:
+        a = np.asarray(a, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise InputError(f"{where} is not numbers ({type(a).__name__}): {e}") from None
     if batched:
         if a.ndim == 0 or a.shape[0] not in (1, n):
-            raise ValueError(f"{where} has shape {a.shape}: with {n} instances it needs a leading axis of {n} "
+            raise InputError(f"{where} has shape {a.shape}: with {n} instances it needs a leading axis of {n} "
                              "(or 1, shared by all)")
-        if a.shape[0] == 1 and n > 1:
-            a = np.broadcast_to(a, (n,) + a.shape[1:])
     else:
         a = a[None]
     shape = a.shape[1:]
@@ -60,12 +63,14 @@ def _data_slot(a, n, batched, cost, position):
         type_name, rows, cols = f"Vec{shape[0]}", shape[0], 1
     elif len(shape) == 2:
         type_name, rows, cols = f"Mat{shape[0]}x{shape[1]}", shape[0], shape[1]
-        a = a.transpose(0, 2, 1)  # column-major per instance, as C++'s Eigen data
     else:
-        raise ValueError(f"{where} has one instance of shape {shape}: expected a number, a vector or a matrix")
+        raise InputError(f"{where} has one instance of shape {shape}: expected a number, a vector or a matrix")
     if rows * cols == 0:
-        raise ValueError(f"{where} is empty (shape {shape})")
-    return (type_name, rows, cols, shape), a.reshape(n, rows * cols)
+        raise InputError(f"{where} is empty (shape {shape})")
+    if not np.isfinite(a).all():
+        raise InputError(f"{where} holds a NaN or an infinity (first at instance "
+                             f"{int(np.argwhere(~np.isfinite(a.reshape(a.shape[0], -1)))[0, 0])})")
+    return (type_name, rows, cols, shape), a
 
 
 def _traced_data(slot, shape):
@@ -82,7 +87,7 @@ class Problem:
 
     def __init__(self, costs=()):
         self._problem = _lsjit.Problem()
-        self._variables = {}  # type name -> (class, set of IDs): for default values
+        self._variables = {}  # type name -> (class, [ID arrays as added]): for default values and checks
         for c in costs:
             self.add(c)
 
@@ -96,10 +101,10 @@ class Problem:
             raise TypeError(f"lsjit.Problem.add: expected an lsjit.Cost (from @lsjit.cost), got {type(cost).__name__}")
         var_args = [a for a in args if isinstance(a, Var)]
         if not var_args:
-            raise ValueError(f"lsjit.Problem.add({cost.name}): a cost needs at least one variable argument")
+            raise InputError(f"lsjit.Problem.add({cost.name}): a cost needs at least one variable argument")
         lengths = {len(v.ids) for v in var_args if v.batched}
         if len(lengths) > 1:
-            raise ValueError(f"lsjit.Problem.add({cost.name}): variable batches of different lengths {sorted(lengths)}")
+            raise InputError(f"lsjit.Problem.add({cost.name}): variable batches of different lengths {sorted(lengths)}")
         batched = bool(lengths)
         n = lengths.pop() if batched else 1
 
@@ -108,7 +113,7 @@ class Problem:
             if isinstance(a, Var):
                 kinds.append(type(a))
                 types.append(type(a)._type)
-                ids.append(a.ids if a.batched else np.full(n, a.id, dtype=np.int64))
+                ids.append(a.ids if a.batched else np.array([a.id], dtype=np.int64))
             else:
                 (type_name, rows, cols, shape), column = _data_slot(a, n, batched, cost, position)
                 slot = len(data_slots)
@@ -116,15 +121,13 @@ class Problem:
                 data_slots.append((name, type_name, rows, cols))
                 kinds.append(shape)
                 columns.append(column)
-        data = np.concatenate(columns, axis=1) if columns else np.zeros((n, 0))
         _explain_captured_numbers(cost)
         identity = "\0".join(["python", str(id(cost)), cost.kind] + [t.name for t in types] +
                              [f"{d[1]}" for d in data_slots] + cost.var_names + cost.data_names)
         self._problem.add(cost.name, identity, cost.kind, _tracer(cost, kinds), types, cost.var_names,
-                          data_slots, ids, np.ascontiguousarray(data), n, loss)
+                          data_slots, ids, columns, n, loss)
         for a in var_args:
-            cls, seen = self._variables.setdefault(a.type_name, (type(a), set()))
-            seen.update(a.id_array().tolist())
+            self._variables.setdefault(a.type_name, (type(a), []))[1].append(a.id_array())
 
     def set_constant(self, var):
         """Holds the variable(s) at their initial values."""
@@ -138,12 +141,20 @@ class Problem:
     def analyze(self):
         """Traces each cost group once, differentiates, compiles (or finds in the cache) and lays out
         the linear system; the GIL is released except while a Python cost is traced."""
-        return AnalyzedProblem(self._problem.analyze(), self._default_values)
+        return AnalyzedProblem(self._problem.analyze(), self._default_values, self._check_values)
+
+    def _check_values(self, values):
+        """Raises MissingValueError naming the first variable a cost uses that `values` lacks."""
+        for type_name, (cls, id_arrays) in self._variables.items():
+            missing = values._values.first_missing(type_name, np.unique(np.concatenate(id_arrays)))
+            if missing >= 0:
+                raise MissingValueError(f"lsjit.solve: no initial value for {type_name} variable {missing}, which a "
+                                        "cost uses (solve(None) starts every variable at its default)")
 
     def _default_values(self):
         values = Values()
-        for type_name, (cls, ids) in self._variables.items():
-            ids = np.fromiter(sorted(ids), dtype=np.int64)
+        for type_name, (cls, id_arrays) in self._variables.items():
+            ids = np.unique(np.concatenate(id_arrays))
             values._values.set_rows(cls._type, ids, np.tile(cls.default_params(), (len(ids), 1)))
         return values
 
@@ -216,15 +227,21 @@ class Values:
 
     def __setitem__(self, var, value):
         if not isinstance(var, Var):
-            raise TypeError(f"lsjit.Values: keys are variables (lsjit.SE3Var(...)), got {type(var).__name__}")
+            raise InputError(f"lsjit.Values: keys are variables (lsjit.SE3Var(...)), got {type(var).__name__}")
         if isinstance(value, _Group):
             value = value.params()
         t = type(var)._type
-        rows = np.asarray(value, dtype=np.float64).reshape(len(var.id_array()), -1) if var.batched else \
-            np.asarray(value, dtype=np.float64).reshape(1, -1)
-        if rows.shape[1] != t.ambient:
-            raise ValueError(f"lsjit.Values: a {var.type_name} value has {t.ambient} parameters, got "
-                             f"{np.shape(value)} for {var!r}")
+        try:
+            rows = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError) as e:
+            raise InputError(f"lsjit.Values: the value for {var!r} is not numbers: {e}") from None
+        expected = (len(var.ids), t.ambient) if var.batched else (t.ambient,)
+        if var.layout == "Scalar" and rows.shape == expected[:-1]:
+            rows = rows[..., None]  # a Scalar's value may be a number (or one per ID)
+        if rows.shape != expected:
+            raise InputError(f"lsjit.Values: {var!r} takes a value of shape {expected} ({t.ambient} parameters "
+                             f"per {var.type_name}), got {rows.shape}")
+        rows = rows.reshape(-1, t.ambient)
         self._values.set_rows(t, var.id_array(), rows)
 
     def __getitem__(self, var):
@@ -265,9 +282,10 @@ class AnalyzedProblem:
     """A Problem after analyze(): solve it any number of times, from any values, with any
     options, from any thread; nothing recompiles."""
 
-    def __init__(self, analyzed, defaults):
+    def __init__(self, analyzed, defaults, check_values):
         self._analyzed = analyzed
         self._defaults = defaults
+        self._check_values = check_values
 
     def solve(self, initial=None, options=None, **fields):
         """Levenberg–Marquardt from `initial` (every variable's default value when None: a group's
@@ -279,7 +297,12 @@ class AnalyzedProblem:
         return SolveResult._of(self._analyzed.solve(self._start(initial)._values, options))
 
     def _start(self, initial):
-        return self._defaults() if initial is None else initial
+        if initial is None:
+            return self._defaults()
+        if not isinstance(initial, Values):
+            raise InputError(f"lsjit.solve: initial values are an lsjit.Values, got {type(initial).__name__}")
+        self._check_values(initial)
+        return initial
 
     def cost(self, values):
         """½Σ‖r‖² of the least-squares costs at `values`."""

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _lsjit
 from . import lie
+from ._lsjit import InputError
 
 
 class Var:
@@ -38,22 +39,26 @@ class Var:
         ids = id
         if type(self)._type is None:
             raise TypeError("lsjit.Var is abstract: use SE3Var, Vec3Var, ... or a subclass of one")
-        a = np.asarray(ids)
+        try:
+            a = np.asarray(ids)
+        except (TypeError, ValueError) as e:
+            raise InputError(f"lsjit.{type(self).__name__}: IDs must be integers: {e}") from None
         if a.dtype.kind not in "iu" and not (a.dtype == object and a.size == 0):
             if a.dtype.kind == "f" and np.all(a == np.floor(a)):
                 a = a.astype(np.int64)
             else:
-                raise TypeError(f"lsjit.{type(self).__name__}: IDs must be integers, got {a.dtype}")
+                raise InputError(f"lsjit.{type(self).__name__}: IDs must be integers, got {a.dtype}")
         if a.ndim == 0:
             self.id = int(a)
             self.ids = None
         elif a.ndim == 1:
             if a.size == 0:
-                raise ValueError(f"lsjit.{type(self).__name__}: an empty batch of IDs")
+                raise InputError(f"lsjit.{type(self).__name__}: an empty batch of IDs")
             self.id = None
             self.ids = a.astype(np.int64, copy=False)
         else:
-            raise ValueError(f"lsjit.{type(self).__name__}: IDs must be one integer or a 1-D array, got shape {a.shape}")
+            raise InputError(f"lsjit.{type(self).__name__}: IDs must be one integer or a 1-D array, got shape "
+                             f"{a.shape}")
 
     @classmethod
     def batch(cls, ids):
@@ -109,7 +114,7 @@ _VEC = {}
 def VecVar(n):
     """The variable type of an n-vector, 1 <= n <= 32 (C++'s VecVar<n>): VecVar(3) is Vec3Var."""
     if not isinstance(n, (int, np.integer)) or not 1 <= n <= 32:
-        raise ValueError(f"lsjit.VecVar: the size must be an integer from 1 to 32, got {n!r} "
+        raise InputError(f"lsjit.VecVar: the size must be an integer from 1 to 32, got {n!r} "
                          "(split a larger state into kinds of its parts, docs/variables.md)")
     n = int(n)
     if n not in _VEC:

@@ -30,10 +30,21 @@ std::vector<Sym> to_syms(py::handle h);
 // A 1-D numpy array of dtype object holding `syms`.
 py::array object_array(const std::vector<Sym>& syms);
 
+// The exception hierarchy (module.cpp), all under lsjit.Error (a RuntimeError; lsjit::Error
+// from C++ becomes it): InputError (also a ValueError) for bad shapes, dtypes, batch axes
+// and non-finite numbers; MissingValueError (also a KeyError) for a variable without a
+// value; TraceError for a cost whose trace fails (returns None or no Syms);
+// ConcretizationTypeError (also a TypeError) for a traced value used as a Python bool.
+void bind_errors(py::module_& m);
+py::handle error_type(const char* name);  // "Error", "InputError", ... once bind_errors ran
+// Raises the Python exception `name` (above) with `message`.
+[[noreturn]] void raise_error(const char* name, const std::string& message);
+
 void bind_trace(py::module_& m);  // trace_bindings.cpp: Sym, SymBool, math, tracing
 void bind_lie(py::module_& m);    // lie_bindings.cpp: SO2 SE2 SO3 SE3 of Sym and of double
 void bind_solve(py::module_& m);  // solve_bindings.cpp: Problem, Values, options, summary
 void bind_cache(py::module_& m);  // cache_bindings.cpp: lsjit cache's subcommands
+void bind_io(py::module_& m);     // io_bindings.cpp: the g2o and BAL readers
 
 }  // namespace lsjit::python
 

@@ -20,13 +20,13 @@ Eigen::Matrix<S, N, 1> vector_in(py::handle h, const char* what, const std::stri
   if constexpr (std::is_same_v<S, double>) {
     const auto a = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(h);
     if (!a || a.size() != N)
-      throw py::value_error("lsjit." + group + ": " + what + " must be " + std::to_string(N) + " numbers");
+      raise_error("InputError", "lsjit." + group + ": " + what + " must be " + std::to_string(N) + " numbers");
     for (int i = 0; i < N; ++i) out(i) = a.data()[i];
   } else {
     const std::vector<Sym> syms = to_syms(h);
     if (syms.size() != static_cast<size_t>(N))
-      throw py::value_error("lsjit." + group + ": " + what + " must have " + std::to_string(N) + " entries, got " +
-                            std::to_string(syms.size()));
+      raise_error("InputError", "lsjit." + group + ": " + what + " must have " + std::to_string(N) +
+                                    " entries, got " + std::to_string(syms.size()));
     for (int i = 0; i < N; ++i) out(i) = syms[static_cast<size_t>(i)];
   }
   return out;

@@ -3,6 +3,10 @@
 
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <string>
+
+#include "lsjit/common/error.h"
 
 #include "python/src/bindings.h"
 
@@ -30,11 +34,53 @@ void locate_llvm_backend() {
 
 }  // namespace
 
+namespace lsjit::python {
+
+namespace {
+std::map<std::string, py::handle>& error_types() {
+  static std::map<std::string, py::handle> types;  // the module holds a reference to each
+  return types;
+}
+}  // namespace
+
+void bind_errors(py::module_& m) {
+  static py::exception<Error> error(m, "Error", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      PyErr_SetString(error.ptr(), e.what());
+    }
+  });
+  error_types()["Error"] = error;
+  auto make = [&](const char* name, PyObject* also, const char* doc) {
+    py::object bases = also ? py::object(py::make_tuple(error, py::handle(also))) : py::object(error);
+    PyObject* type = PyErr_NewExceptionWithDoc((std::string("lsjit.") + name).c_str(), doc, bases.ptr(), nullptr);
+    if (!type) throw py::error_already_set();
+    m.add_object(name, py::handle(type));  // the module owns the reference
+    error_types()[name] = type;
+  };
+  make("InputError", PyExc_ValueError, "Bad input: a shape, dtype, batch axis or non-finite number.");
+  make("MissingValueError", PyExc_KeyError, "A variable without a value.");
+  make("TraceError", nullptr, "A cost could not be traced (it returned None, or something that is not Syms).");
+}
+
+py::handle error_type(const char* name) { return error_types().at(name); }
+
+void raise_error(const char* name, const std::string& message) {
+  PyErr_SetString(error_type(name).ptr(), message.c_str());
+  throw py::error_already_set();
+}
+
+}  // namespace lsjit::python
+
 PYBIND11_MODULE(_lsjit, m) {
   m.doc() = "lsjit's compiled core; use the lsjit package";
   locate_llvm_backend();
+  lsjit::python::bind_errors(m);
   lsjit::python::bind_trace(m);
   lsjit::python::bind_lie(m);
   lsjit::python::bind_solve(m);
   lsjit::python::bind_cache(m);
+  lsjit::python::bind_io(m);
 }

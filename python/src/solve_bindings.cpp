@@ -7,6 +7,7 @@
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 
@@ -48,28 +49,35 @@ ir::Signature signature_of(const std::string& name, const std::string& kind, con
   return sig;
 }
 
+using IdArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+using DataArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+// Problem.add's C++ half: `ids` one array per variable slot (n IDs, or 1 shared), `data` one
+// C-ordered array per data slot (n instances, or 1 shared; matrices row-major, as numpy
+// holds them), copied once into the group without the GIL.
 void add_cost(Problem& problem, const std::string& name, const std::string& identity, const std::string& kind,
               py::object trace, const std::vector<const VariableType*>& types, const std::vector<std::string>& var_names,
-              const std::vector<py::tuple>& data_slots,
-              const std::vector<py::array_t<int64_t, py::array::c_style | py::array::forcecast>>& ids,
-              const py::array_t<double, py::array::c_style | py::array::forcecast>& data, size_t n,
-              std::optional<Loss> loss) {
+              const std::vector<py::tuple>& data_slots, const std::vector<IdArray>& ids,
+              const std::vector<DataArray>& data, size_t n, std::optional<Loss> loss) {
   for (const VariableType* t : types)
     if (!t) throw py::type_error("lsjit: a variable type is None");
+  if (data.size() != data_slots.size()) throw py::value_error("lsjit: one data array per data slot expected");
   RuntimeCost cost;
   cost.name = name;
   cost.identity = identity;
   const ir::Signature sig = signature_of(name, kind, types, var_names, data_slots);
   cost.kind = sig.kind;
-  uint32_t stride = 0;
-  for (const ir::DataSlot& d : sig.data) stride += d.size();
-  cost.data_stride = stride;
+  for (const ir::DataSlot& d : sig.data) cost.data_stride += d.size();
   cost.var_types = types;
   cost.trace = [sig, fn = gil_safe(std::move(trace))] { return trace_python(sig, *fn); };
   std::vector<std::span<const int64_t>> id_spans;
   for (const auto& a : ids) id_spans.emplace_back(a.data(), static_cast<size_t>(a.size()));
-  problem.add_runtime(cost, id_spans, std::span<const double>(data.data(), static_cast<size_t>(data.size())), n,
-                      loss ? &*loss : nullptr);
+  std::vector<RuntimeDataSlot> slots;
+  for (size_t k = 0; k < data.size(); ++k)
+    slots.push_back({std::span<const double>(data[k].data(), static_cast<size_t>(data[k].size())), sig.data[k].rows,
+                     sig.data[k].cols, true});
+  py::gil_scoped_release release;
+  problem.add_runtime(cost, id_spans, slots, n, loss ? &*loss : nullptr);
 }
 
 void bind_problem(py::module_& m) {
@@ -112,9 +120,14 @@ void bind_values(py::module_& m) {
                           const py::array_t<double, py::array::c_style | py::array::forcecast>& params) {
         const auto n = static_cast<size_t>(ids.size());
         if (static_cast<size_t>(params.size()) != n * static_cast<size_t>(type.ambient))
-          throw py::value_error("lsjit.Values: " + std::to_string(n) + " " + type.name + " variables need " +
-                                std::to_string(n * static_cast<size_t>(type.ambient)) + " parameters (" +
-                                std::to_string(type.ambient) + " each), got " + std::to_string(params.size()));
+          raise_error("InputError", "lsjit.Values: " + std::to_string(n) + " " + type.name + " variables need " +
+                                        std::to_string(n * static_cast<size_t>(type.ambient)) + " parameters (" +
+                                        std::to_string(type.ambient) + " each), got " + std::to_string(params.size()));
+        for (py::ssize_t k = 0; k < params.size(); ++k)
+          if (!std::isfinite(params.data()[k]))
+            raise_error("InputError", "lsjit.Values: the value of " + type.name + " variable " +
+                                          std::to_string(ids.data()[static_cast<size_t>(k) / type.ambient]) +
+                                          " is not finite (NaN or infinite)");
         for (size_t k = 0; k < n; ++k) Values::check_value(type, ids.data()[k], params.data() + k * type.ambient);
         v.set_params_rows(&type, std::span<const int64_t>(ids.data(), n), params.data());
       })
@@ -124,13 +137,18 @@ void bind_values(py::module_& m) {
         for (py::ssize_t k = 0; k < ids.size(); ++k) {
           const double* p = v.params(type.name, ids.data()[k]);
           if (!p)
-            throw py::key_error("lsjit.Values: no value for " + type.name + " variable " +
-                                std::to_string(ids.data()[k]));
+            raise_error("MissingValueError", "lsjit.Values: no value for " + type.name + " variable " +
+                                                 std::to_string(ids.data()[k]));
           std::copy(p, p + type.ambient, out.mutable_data() + k * type.ambient);
         }
         return out;
       })
-      .def("has", [](const Values& v, const std::string& type, int64_t id) { return v.params(type, id) != nullptr; });
+      .def("has", [](const Values& v, const std::string& type, int64_t id) { return v.params(type, id) != nullptr; })
+      .def("first_missing", [](const Values& v, const std::string& type, const IdArray& ids) -> int64_t {
+        for (py::ssize_t k = 0; k < ids.size(); ++k)
+          if (!v.params(type, ids.data()[k])) return ids.data()[k];
+        return -1;
+      }, "The first of `ids` without a value of type `type`, or -1.");
 }
 
 void bind_options(py::module_& m) {
@@ -361,7 +379,6 @@ void bind_batches(py::module_& m) {
 }  // namespace
 
 void bind_solve(py::module_& m) {
-  py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
   bind_problem(m);
   bind_values(m);
   bind_options(m);

@@ -276,15 +276,27 @@ ir::Trace trace_python(const ir::Signature& signature, const py::object& functio
   py::gil_scoped_acquire gil;
   Tracer tracer(signature);
   const py::object result = function();
-  if (result.is_none())
-    throw Error("lsjit: cost '" + signature.name + "' returned None: a cost returns its residual (a Sym, or "
-                "an array or sequence of them)");
-  tracer.set_residual(to_syms(result));
+  const std::string expected = ": a cost returns its residual, a Sym or an array or sequence of Syms";
+  if (result.is_none()) raise_error("TraceError", "lsjit: cost '" + signature.name + "' returned None" + expected);
+  std::vector<Sym> residual;
+  try {
+    residual = to_syms(result);
+  } catch (const py::error_already_set& e) {
+    if (!e.matches(PyExc_TypeError) && !e.matches(PyExc_ValueError)) throw;
+    raise_error("TraceError", "lsjit: cost '" + signature.name + "' returned a " + type_name(result) + " (" +
+                                  std::string(py::str(e.value())) + ")" + expected);
+  } catch (const py::type_error& e) {
+    raise_error("TraceError", "lsjit: cost '" + signature.name + "' returned a " + type_name(result) + " (" +
+                                  e.what() + ")" + expected);
+  }
+  if (residual.empty()) raise_error("TraceError", "lsjit: cost '" + signature.name + "' returned no residual" + expected);
+  tracer.set_residual(residual);
   return tracer.finish();
 }
 
 void bind_trace(py::module_& m) {
-  static py::exception<ConcretizationError> concretization(m, "ConcretizationTypeError", PyExc_TypeError);
+  static py::exception<ConcretizationError> concretization(
+      m, "ConcretizationTypeError", py::make_tuple(error_type("Error"), py::handle(PyExc_TypeError)));
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import lsjit
+import lsjit.numpy as lnp
 from conftest import ring_pose_graph, se2_between
 
 
@@ -170,27 +171,72 @@ def test_sequential_solves_reuse_the_analysis():
 
 def test_bad_input_is_a_clear_error_and_adds_nothing():
     problem = lsjit.Problem()
-    with pytest.raises(ValueError, match="data argument 3 has shape"):
-        problem.add(se2_between, lsjit.SE2Var(np.arange(3)), lsjit.SE2Var(np.arange(1, 4)), np.zeros((2, 4)))
-    with pytest.raises(ValueError, match="different lengths"):
-        problem.add(se2_between, lsjit.SE2Var(np.arange(3)), lsjit.SE2Var(np.arange(2)), np.zeros((3, 4)))
-    with pytest.raises(ValueError, match="at least one variable"):
-        problem.add(se2_between, np.zeros(4))
-    with pytest.raises(TypeError, match="integers"):
-        lsjit.SE2Var(np.array([0.5]))
+    ids3, ids2 = lsjit.SE2Var(np.arange(3)), lsjit.SE2Var(np.arange(2))
+    cases = [
+        (lambda: problem.add(se2_between, ids3, lsjit.SE2Var(np.arange(1, 4)), np.zeros((2, 4))),
+         "data argument 3 has shape \\(2, 4\\): with 3 instances"),
+        (lambda: problem.add(se2_between, ids3, ids2, np.zeros((3, 4))), "different lengths"),
+        (lambda: problem.add(se2_between, np.zeros(4)), "at least one variable"),
+        (lambda: problem.add(se2_between, ids3, lsjit.SE2Var(np.arange(3)), [["a"] * 4] * 3), "not numbers"),
+        (lambda: problem.add(se2_between, ids3, lsjit.SE2Var(np.arange(3)), np.full((3, 4), np.nan)),
+         "NaN or an infinity \\(first at instance 0\\)"),
+        (lambda: problem.add(se2_between, ids3, lsjit.SE2Var(np.arange(3)), np.zeros((3, 2, 2, 1))),
+         "expected a number, a vector or a matrix"),
+        (lambda: lsjit.SE2Var(np.array([0.5])), "integers"),
+        (lambda: lsjit.SE2Var(np.zeros((2, 2), dtype=int)), "1-D array"),
+        (lambda: lsjit.VecVar(40), "from 1 to 32"),
+        (lambda: lsjit.Values({lsjit.SE2Var(0): np.zeros(3)}), "shape \\(4,\\)"),
+        (lambda: lsjit.Values({lsjit.Vec2Var(0): [np.nan, 0.0]}), "not finite"),
+        (lambda: lsjit.SE3.from_params([0, 0, 1]), "7 numbers"),
+    ]
+    for call, message in cases:
+        with pytest.raises(lsjit.InputError, match=message):
+            call()
+    assert issubclass(lsjit.InputError, ValueError) and issubclass(lsjit.InputError, lsjit.Error)
     assert problem.num_instances == 0
-    with pytest.raises(ValueError, match="4 parameters"):
-        lsjit.Values({lsjit.SE2Var(0): np.zeros(3)})
     with pytest.raises(lsjit.Error, match="quaternion"):
         lsjit.Values({lsjit.SE3Var(0): np.zeros(7)})
+    with pytest.raises(lsjit.MissingValueError, match="no value for SE2 variable 9"):
+        lsjit.Values()[lsjit.SE2Var(9)]
 
 
-def test_a_missing_value_is_a_failure_that_names_it():
+def test_a_missing_initial_value_is_an_error_that_names_it():
     _, problem = ring_problem(5)
     initial = lsjit.Values({lsjit.SE2Var(k): lsjit.SE2.identity() for k in range(4)})
-    result = problem.analyze().solve(initial)
-    assert result.summary.termination == "failure"
-    assert "SE2 variable 4" in result.summary.message
+    with pytest.raises(lsjit.MissingValueError, match="SE2 variable 4"):
+        problem.analyze().solve(initial)
+    assert issubclass(lsjit.MissingValueError, KeyError)
+
+
+def test_a_cost_returning_the_wrong_thing_is_a_trace_error():
+    @lsjit.cost
+    def ragged(v, x):
+        return [v[x], v[x][0]]
+
+    @lsjit.cost
+    def empty(v, x):
+        return []
+
+    @lsjit.cost
+    def text(v, x):
+        return "residual"
+
+    for cost, message in ((ragged, "returned a list"), (empty, "no residual"), (text, "returned a str")):
+        problem = lsjit.Problem()
+        problem.add(cost, lsjit.Vec2Var(0))
+        with pytest.raises(lsjit.TraceError, match=message):
+            problem.analyze()
+
+
+def test_non_finite_values_at_the_start_are_a_failure_summary():
+    @lsjit.cost
+    def log_prior(v, x):
+        return lnp.log(v[x])
+
+    problem = lsjit.Problem()
+    problem.add(log_prior, lsjit.Vec2Var(0))
+    result = problem.analyze().solve(lsjit.Values({lsjit.Vec2Var(0): [-1.0, 1.0]}))
+    assert result.summary.termination == "failure" and "not finite" in result.summary.message
 
 
 def test_evaluate_matches_finite_differences():

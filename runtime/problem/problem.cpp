@@ -77,20 +77,28 @@ double* Problem::append_instances(detail::CostGroup& g, size_t n, uint32_t strid
 }
 
 void Problem::add_runtime(const RuntimeCost& cost, const std::vector<std::span<const int64_t>>& ids,
-                          std::span<const double> data, size_t n, const Loss* loss) {
+                          const std::vector<RuntimeDataSlot>& data, size_t n, const Loss* loss) {
   const std::string where = "lsjit::Problem::add(" + cost.name + "): ";
   if (n == 0) throw Error(where + "no instances (an empty batch)");
   if (ids.size() != cost.var_types.size() || ids.empty())
     throw Error(where + "expected " + std::to_string(cost.var_types.size()) + " variable arguments, got " +
                 std::to_string(ids.size()));
   for (size_t slot = 0; slot < ids.size(); ++slot)
-    if (ids[slot].size() != n)
+    if (ids[slot].size() != n && ids[slot].size() != 1)
       throw Error(where + "variable argument " + std::to_string(slot + 1) + " has " + std::to_string(ids[slot].size()) +
-                  " IDs, expected " + std::to_string(n));
-  if (data.size() != n * size_t{cost.data_stride})
-    throw Error(where + "expected " + std::to_string(n * size_t{cost.data_stride}) + " data values (" +
-                std::to_string(n) + " instances of " + std::to_string(cost.data_stride) + "), got " +
-                std::to_string(data.size()));
+                  " IDs, expected " + std::to_string(n) + " (or 1, shared)");
+  size_t stride = 0;
+  for (size_t k = 0; k < data.size(); ++k) {
+    const size_t size = size_t{data[k].rows} * data[k].cols;
+    if (size == 0 || (data[k].values.size() != n * size && data[k].values.size() != size))
+      throw Error(where + "data argument " + std::to_string(k + 1) + " has " + std::to_string(data[k].values.size()) +
+                  " values, expected " + std::to_string(n) + " instances of " + std::to_string(size) +
+                  " (or one, shared)");
+    stride += size;
+  }
+  if (stride != cost.data_stride)
+    throw Error(where + "the data arguments hold " + std::to_string(stride) + " values per instance, the cost " +
+                std::to_string(cost.data_stride));
   if (loss && cost.kind != CostKind::LeastSquares)
     throw Error(where + "a robust loss applies to least-squares costs, not constraints");
 
@@ -100,10 +108,26 @@ void Problem::add_runtime(const RuntimeCost& cost, const std::vector<std::span<c
     g->var_types = cost.var_types;
     g->ids.resize(cost.var_types.size());
   }
-  for (size_t slot = 0; slot < ids.size(); ++slot)
-    g->ids[slot].insert(g->ids[slot].end(), ids[slot].begin(), ids[slot].end());
+  for (size_t slot = 0; slot < ids.size(); ++slot) {
+    auto& to = g->ids[slot];
+    if (ids[slot].size() == n) to.insert(to.end(), ids[slot].begin(), ids[slot].end());
+    else to.insert(to.end(), n, ids[slot][0]);
+  }
   double* rows = append_instances(*g, n, cost.data_stride, loss);
-  std::copy(data.begin(), data.end(), rows);
+  size_t offset = 0;
+  for (const RuntimeDataSlot& d : data) {
+    const size_t r = d.rows, c = d.cols, size = r * c;
+    const bool shared = d.values.size() != n * size;
+    for (size_t i = 0; i < n; ++i) {
+      const double* from = d.values.data() + (shared ? 0 : i * size);
+      double* to = rows + i * cost.data_stride + offset;
+      if (!d.row_major || c == 1 || r == 1) std::copy(from, from + size, to);
+      else
+        for (size_t col = 0; col < c; ++col)
+          for (size_t row = 0; row < r; ++row) to[col * r + row] = from[row * c + col];
+    }
+    offset += size;
+  }
 }
 
 }  // namespace lsjit

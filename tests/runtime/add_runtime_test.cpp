@@ -30,9 +30,9 @@ TEST_CASE("add_runtime: the same problem as add, grouped by identity") {
   const std::vector<double> data{1, 2, 3, 4, 5, 6};
   Problem runtime;
   runtime.add_runtime(runtime_prior(), {std::span<const int64_t>(ids.data(), 2)},
-                      std::span<const double>(data.data(), 4), 2);
+                      {{std::span<const double>(data.data(), 4), 2, 1, false}}, 2);
   runtime.add_runtime(runtime_prior(), {std::span<const int64_t>(ids.data() + 2, 1)},
-                      std::span<const double>(data.data() + 4, 2), 1);
+                      {{std::span<const double>(data.data() + 4, 2), 2, 1, false}}, 1);
   CHECK(runtime.num_groups() == 1);
   CHECK(runtime.num_instances() == 3);
   runtime.set_constant("Vec2", 4);
@@ -53,18 +53,42 @@ TEST_CASE("add_runtime: bad requests throw and add nothing") {
   Problem p;
   const std::vector<int64_t> ids{1, 2};
   const std::vector<double> data{1, 2, 3, 4};
-  CHECK_THROWS_WITH_AS(p.add_runtime(runtime_prior(), {std::span<const int64_t>(ids)}, std::span<const double>(data), 0),
+  const RuntimeDataSlot two{std::span<const double>(data), 2, 1, false};
+  CHECK_THROWS_WITH_AS(p.add_runtime(runtime_prior(), {std::span<const int64_t>(ids)}, {two}, 0),
                        doctest::Contains("no instances"), Error);
-  CHECK_THROWS_WITH_AS(p.add_runtime(runtime_prior(), {std::span<const int64_t>(ids.data(), 1)},
-                                     std::span<const double>(data), 2),
-                       doctest::Contains("has 1 IDs, expected 2"), Error);
+  const std::vector<int64_t> three{1, 2, 3};
+  CHECK_THROWS_WITH_AS(p.add_runtime(runtime_prior(), {std::span<const int64_t>(three)}, {two}, 2),
+                       doctest::Contains("has 3 IDs, expected 2"), Error);
   CHECK_THROWS_WITH_AS(p.add_runtime(runtime_prior(), {std::span<const int64_t>(ids)},
-                                     std::span<const double>(data.data(), 3), 2),
-                       doctest::Contains("expected 4 data values"), Error);
-  CHECK_THROWS_WITH_AS(p.add_runtime(runtime_prior(), {}, std::span<const double>(data), 2),
+                                     {{std::span<const double>(data.data(), 3), 2, 1, false}}, 2),
+                       doctest::Contains("has 3 values, expected 2 instances of 2"), Error);
+  CHECK_THROWS_WITH_AS(p.add_runtime(runtime_prior(), {std::span<const int64_t>(ids.data(), 1)},
+                                     {{std::span<const double>(data.data(), 3), 3, 1, false}}, 1),
+                       doctest::Contains("hold 3 values per instance, the cost 2"), Error);
+  CHECK_THROWS_WITH_AS(p.add_runtime(runtime_prior(), {}, {two}, 2),
                        doctest::Contains("expected 1 variable arguments"), Error);
   CHECK(p.num_instances() == 0);
   CHECK(p.num_groups() == 0);
+}
+
+TEST_CASE("add_runtime: shared IDs and data, and row-major matrices transposed") {
+  auto weighted = cost("weighted2", [](const auto& v, VecVar<2> x, const auto& W) { return (W * v[x]).eval(); });
+  RuntimeCost c;
+  c.name = "weighted2";
+  c.identity = "runtime weighted2";
+  c.var_types = {builtin_variable_type("Vec2")};
+  c.data_stride = 4;
+  c.trace = [weighted] { return trace(weighted, VecVar<2>(0), Eigen::Matrix2d::Zero().eval()); };
+  const std::vector<int64_t> id{7};
+  const std::vector<double> row_major{1, 2, 3, 4};  // W = [[1, 2], [3, 4]], shared by both instances
+  Problem p;
+  p.add_runtime(c, {std::span<const int64_t>(id)}, {{std::span<const double>(row_major), 2, 2, true}}, 2);
+  Values x;
+  x.set(VecVar<2>(7), Eigen::Vector2d(1, 1));
+  const AnalyzedProblem a = p.analyze();
+  const auto e = a.evaluate_instances(x, a.all_instances(), false);
+  REQUIRE(e.size() == 2);
+  for (const auto& i : e) CHECK(i.residuals == Eigen::Vector2d(3, 7));
 }
 
 TEST_CASE("variable types by name: built-ins and run-time kinds") {
