@@ -4,10 +4,19 @@ See docs/python.md. The names follow lsjit's C++ API (include <lsjit/lsjit.h>) a
 jaxls users expect them, jaxls'.
 """
 
+import atexit
+
 from . import _lsjit
 from . import symarray
 
+# At exit, wait for solves and analyses running without the GIL in other (daemon) threads,
+# and start no new ones: python/src/bindings.h, NativeCall.
+atexit.register(_lsjit._finish_native_calls)
+
 _lsjit._set_array_type(symarray.SymArray)
+# numpy hands any ufunc that meets a Sym or SymBool to them: results come back as SymArrays.
+_lsjit.Sym.__array_ufunc__ = symarray._array_ufunc
+_lsjit.SymBool.__array_ufunc__ = symarray._array_ufunc
 
 from . import numpy  # noqa: E402 (after the array type is set)
 from . import cache  # noqa: E402

@@ -108,6 +108,8 @@ class SO2(_Group):
 
     @classmethod
     def from_angle(cls, theta):
+        if not isinstance(theta, (_lsjit.Sym, int, float, np.number)):
+            raise _lsjit.InputError(f"lsjit.SO2.from_angle: the angle is a number or a Sym, got {type(theta).__name__}")
         return cls(cls._impl_for(theta).from_angle(theta))
 
 
@@ -120,6 +122,9 @@ class _Rigid(_Group):
 
     @classmethod
     def from_rotation_and_translation(cls, rotation, translation):
+        if not isinstance(rotation, cls._rotation):
+            raise _lsjit.InputError(f"lsjit.{cls.__name__}.from_rotation_and_translation: the rotation is an "
+                                    f"lsjit.{cls._rotation.__name__}, got {type(rotation).__name__}")
         if rotation.is_traced or _has_sym(translation):
             return cls(cls._sym.from_rotation_and_translation(rotation._as_traced()._impl, translation))
         return cls(cls._f64.from_rotation_and_translation(rotation._impl, translation))

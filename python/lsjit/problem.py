@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 from . import _lsjit
-from ._lsjit import InputError, MissingValueError
+from ._lsjit import Error, InputError, MissingValueError
 from .costs import Cost, CostInstances, TracedValues
 from .lie import _Group, GROUPS
 from .variables import Var
@@ -38,14 +38,40 @@ class SolverOptions(_lsjit.SolverOptions):
     def __init__(self, **fields):
         super().__init__()
         for name, value in fields.items():
-            if name.startswith("_") or not hasattr(self, name):
+            if name.startswith("_") or not hasattr(self, name) or callable(getattr(self, name)):
                 raise TypeError(f"lsjit.SolverOptions: no field {name!r}")
-            setattr(self, name, value)
+            try:
+                setattr(self, name, value)
+            except TypeError:
+                raise InputError(f"lsjit.SolverOptions: {name} = {value!r} is not a "
+                                 f"{type(getattr(_lsjit.SolverOptions(), name)).__name__}") from None
+
+
+def _options(options):
+    if options is None:
+        return SolverOptions()
+    if not isinstance(options, _lsjit.SolverOptions):
+        raise InputError(f"lsjit: options are an lsjit.SolverOptions, got {type(options).__name__}")
+    return options
+
+
+def _values(values, what="values"):
+    if not isinstance(values, Values):
+        raise InputError(f"lsjit: {what} are an lsjit.Values, got {type(values).__name__}")
+    return values
+
+
+def _var(var, what="a variable"):
+    if not isinstance(var, Var):
+        raise InputError(f"lsjit: expected {what} (lsjit.SE3Var(7), ...), got {type(var).__name__}")
+    return var
 
 
 def _data_slot(a, n, batched, cost, position):
     """(slot description, array of n or 1 instances in numpy's C order) for one data argument."""
     where = f"lsjit.Problem.add({cost.name}): data argument {position}"
+    if np.iscomplexobj(a):
+        raise InputError(f"{where} holds complex numbers: data are real")
     try:
         a = np.asarray(a, dtype=np.float64)
     except (TypeError, ValueError) as e:
@@ -87,12 +113,22 @@ class Problem:
 
     def __init__(self, costs=()):
         self._problem = _lsjit.Problem()
+        self._analyzing = False
         self._variables = {}  # type name -> (class, [ID arrays as added]): for default values and checks
         for c in costs:
             self.add(c)
 
+    def _check_not_analyzing(self, what):
+        if self._analyzing:
+            raise Error(f"lsjit.Problem.{what}: the problem is being analyzed (from a cost it is tracing, or "
+                        "another thread); a Problem is changed only between analyze() calls")
+
     def add(self, cost, *args, loss=None):
         """Adds one instance, or n with batches (module docstring). `loss` robustifies each."""
+        self._check_not_analyzing("add")
+        if loss is not None and not isinstance(loss, Loss):
+            raise InputError(f"lsjit.Problem.add: loss is an lsjit loss (lsjit.huber_loss(1.0), ...), got "
+                             f"{type(loss).__name__}")
         if isinstance(cost, CostInstances):
             if args:
                 raise TypeError("lsjit.Problem.add: cost instances already carry their arguments")
@@ -122,7 +158,9 @@ class Problem:
                 kinds.append(shape)
                 columns.append(column)
         _explain_captured_numbers(cost)
-        identity = "\0".join(["python", str(id(cost)), cost.kind] + [t.name for t in types] +
+        # The function, not the Cost object: Cost.named() copies share one group. The Problem
+        # keeps the function alive (its trace holds the cost), so its id is not reused.
+        identity = "\0".join(["python", str(id(cost.function)), cost.name, cost.kind] + [t.name for t in types] +
                              [f"{d[1]}" for d in data_slots] + cost.var_names + cost.data_names)
         self._problem.add(cost.name, identity, cost.kind, _tracer(cost, kinds), types, cost.var_names,
                           data_slots, ids, columns, n, loss)
@@ -131,7 +169,8 @@ class Problem:
 
     def set_constant(self, var):
         """Holds the variable(s) at their initial values."""
-        for i in var.id_array():
+        self._check_not_analyzing("set_constant")
+        for i in _var(var).id_array():
             self._problem.set_constant(var.type_name, int(i))
 
     @property
@@ -141,7 +180,13 @@ class Problem:
     def analyze(self):
         """Traces each cost group once, differentiates, compiles (or finds in the cache) and lays out
         the linear system; the GIL is released except while a Python cost is traced."""
-        return AnalyzedProblem(self._problem.analyze(), self._default_values, self._check_values)
+        self._check_not_analyzing("analyze")
+        self._analyzing = True
+        try:
+            analyzed = self._problem.analyze()
+        finally:
+            self._analyzing = False
+        return AnalyzedProblem(analyzed, self._default_values, self._check_values)
 
     def _check_values(self, values):
         """Raises MissingValueError naming the first variable a cost uses that `values` lacks."""
@@ -230,6 +275,8 @@ class Values:
             raise InputError(f"lsjit.Values: keys are variables (lsjit.SE3Var(...)), got {type(var).__name__}")
         if isinstance(value, _Group):
             value = value.params()
+        if np.iscomplexobj(value):
+            raise InputError(f"lsjit.Values: the value for {var!r} holds complex numbers")
         t = type(var)._type
         try:
             rows = np.asarray(value, dtype=np.float64)
@@ -245,7 +292,7 @@ class Values:
         self._values.set_rows(t, var.id_array(), rows)
 
     def __getitem__(self, var):
-        rows = self._values.get_rows(type(var)._type, var.id_array())
+        rows = self._values.get_rows(type(_var(var, "a variable as key"))._type, var.id_array())
         if var.batched:
             return rows
         if var.layout in GROUPS:
@@ -253,6 +300,7 @@ class Values:
         return float(rows[0, 0]) if var.layout == "Scalar" else rows[0]
 
     def __contains__(self, var):
+        _var(var, "a variable")
         return all(self._values.has(var.type_name, int(i)) for i in var.id_array())
 
 
@@ -290,38 +338,39 @@ class AnalyzedProblem:
     def solve(self, initial=None, options=None, **fields):
         """Levenberg–Marquardt from `initial` (every variable's default value when None: a group's
         identity, zeros otherwise). Options as a SolverOptions or as its fields."""
-        if options is None:
+        if fields:
+            if options is not None:
+                raise TypeError("lsjit.solve: pass either options or option fields, not both")
             options = SolverOptions(**fields)
-        elif fields:
-            raise TypeError("lsjit.solve: pass either options or option fields, not both")
+        options = _options(options)
         return SolveResult._of(self._analyzed.solve(self._start(initial)._values, options))
 
     def _start(self, initial):
         if initial is None:
             return self._defaults()
-        if not isinstance(initial, Values):
-            raise InputError(f"lsjit.solve: initial values are an lsjit.Values, got {type(initial).__name__}")
+        _values(initial, "initial values")
         self._check_values(initial)
         return initial
 
     def cost(self, values):
         """½Σ‖r‖² of the least-squares costs at `values`."""
-        return self._analyzed.cost(values._values)
+        return self._analyzed.cost(self._start(_values(values))._values)
 
     def evaluate(self, values, gauss_newton=False):
         """(cost, gradient Jᵀr, Gauss–Newton matrix JᵀJ or None) at `values`, over the free
         variables in free_variables() order, in tangent space (Ceres' Problem::Evaluate)."""
-        return self._analyzed.evaluate(values._values, gauss_newton)
+        return self._analyzed.evaluate(self._start(_values(values))._values, gauss_newton)
 
     def evaluate_costs(self, values):
         """Per cost group: {"cost": name, "residuals": (n, dim), "costs": (n,), "weights": (n,)}
         at `values`; residuals before any robust loss, weights ρ' (1 without a loss)."""
-        return self._analyzed.evaluate_groups(values._values)
+        return self._analyzed.evaluate_groups(self._start(_values(values))._values)
 
     def check_gradients(self, values, relative_step=1e-6, relative_tolerance=1e-6, absolute_tolerance=1e-8):
         """Every instance's Jacobian against central differences (C++: check_gradients): a dict
         with passed, instances, entries, failed_entries, max errors and the report."""
-        return self._analyzed.check_gradients(values._values, relative_step, relative_tolerance, absolute_tolerance)
+        return self._analyzed.check_gradients(self._start(_values(values))._values, relative_step, relative_tolerance,
+                                              absolute_tolerance)
 
     def covariance(self, values, pairs, algorithm="auto", min_reciprocal_condition_number=1e-14,
                    apply_loss_function=True):
@@ -336,8 +385,8 @@ class AnalyzedProblem:
                 if not isinstance(v, Var) or v.batched:
                     raise TypeError("lsjit covariance: pairs are of single variables (lsjit.SE3Var(3)), or variables")
             refs.append(((a.type_name, a.id), (b.type_name, b.id)))
-        return self._analyzed.covariance(values._values, refs, algorithm, min_reciprocal_condition_number,
-                                         apply_loss_function)
+        return self._analyzed.covariance(self._start(_values(values))._values, refs, algorithm,
+                                         min_reciprocal_condition_number, apply_loss_function)
 
     def free_variables(self):
         """(type name, ID, offset, tangent size) per free variable, in the linear system's order."""
@@ -363,10 +412,6 @@ class AnalyzedProblem:
         return self._analyzed.compile_s
 
 
-def _options_or_default(options):
-    return options if options is not None else SolverOptions()
-
-
 def solve_batch(problems, initial, options=None, threads=0):
     """Solves problems[k] from initial[k] for every k, `threads` at a time (0: one per core),
     without the GIL; each result is the one its solve gives alone (C++: solve_batch, the
@@ -376,7 +421,10 @@ def solve_batch(problems, initial, options=None, threads=0):
     if isinstance(problems, AnalyzedProblem):
         problems = [problems] * len(initial)
     problems = list(problems)
-    options = list(options) if isinstance(options, (list, tuple)) else [_options_or_default(options)] * len(problems)
+    options = [_options(o) for o in options] if isinstance(options, (list, tuple)) else [_options(options)] * len(problems)
+    if len(problems) != len(initial) or len(options) != len(initial):
+        raise InputError(f"lsjit.solve_batch: {len(problems)} problems, {len(initial)} starts and {len(options)} "
+                         "options: expected as many of each")
     starts = [p._start(v)._values for p, v in zip(problems, initial)]
     pairs = _lsjit.solve_batch([p._analyzed for p in problems], starts, options, threads)
     return [SolveResult._of(pair) for pair in pairs]
@@ -385,7 +433,7 @@ def solve_batch(problems, initial, options=None, threads=0):
 def sweep(problem, initial, options, threads=0):
     """One problem and start, one solve per SolverOptions (a parameter sweep: damping,
     tolerances and iteration limits are runtime inputs)."""
-    pairs = _lsjit.sweep(problem._analyzed, problem._start(initial)._values, list(options), threads)
+    pairs = _lsjit.sweep(problem._analyzed, problem._start(initial)._values, [_options(o) for o in options], threads)
     return [SolveResult._of(pair) for pair in pairs]
 
 
@@ -393,8 +441,10 @@ def solve_sequence(problems, initial, options=None):
     """problems[0] from `initial`, then each from the previous solution (jax.lax.scan's warm
     starts); stops after a solve that fails."""
     problems = list(problems)
+    if not problems:
+        raise InputError("lsjit.solve_sequence: no problems")
     pairs = _lsjit.solve_sequence([p._analyzed for p in problems], problems[0]._start(initial)._values,
-                                  _options_or_default(options))
+                                  _options(options))
     return [SolveResult._of(pair) for pair in pairs]
 
 

@@ -1,38 +1,48 @@
 """SymArray: the numpy arrays (dtype object) that hold traced scalars inside a cost.
 
 numpy compares arrays of dtype object elementwise but then converts each result to a
-Python bool, which a traced comparison cannot become. SymArray keeps the comparisons'
-results as arrays of lsjit.SymBool, for lsjit.where; everything else is numpy's own.
-Every array of Syms lsjit hands to a cost is a SymArray, and numpy's arithmetic keeps
-the subclass.
+Python bool, which a traced comparison cannot become. So every numpy ufunc that meets a
+Sym or a SymArray (arithmetic, comparisons, np.sin, `@`, ...) runs in dtype object here and
+returns a SymArray (a Sym or SymBool for a scalar result): comparisons stay arrays of
+lsjit.SymBool, for lsjit.where, whichever operand was the Sym and whatever numpy made the
+other (`np.ones(3) * x[0] > 0` included). Every array of Syms lsjit hands to a cost is a
+SymArray.
 """
-
-import operator
 
 import numpy as np
 
 
-def _compare(op):
-    elementwise = np.frompyfunc(op, 2, 1)
+def _as_object(x):
+    """x as a plain ndarray of dtype object: no SymArray and no Sym left among the inputs, so
+    that the ufunc below does not come back here."""
+    if isinstance(x, np.ndarray):
+        return np.asarray(x).astype(object, copy=False)
+    return np.asarray(x, dtype=object)  # a Sym, SymBool, number or list: 0-d or n-d
 
-    def method(self, other):
-        return np.asarray(elementwise(np.asarray(self), other), dtype=object).view(SymArray)
 
-    return method
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    if kwargs.get("out") is not None:
+        return NotImplemented
+    kwargs.pop("out", None)
+    if method in ("__call__", "reduce", "accumulate", "reduceat", "outer"):
+        kwargs["dtype"] = object
+    result = getattr(ufunc, method)(*[_as_object(x) for x in inputs], **kwargs)
+    if isinstance(result, tuple):
+        return tuple(wrap(r) for r in result)
+    return wrap(result)
 
 
 class SymArray(np.ndarray):
-    __lt__ = _compare(operator.lt)
-    __le__ = _compare(operator.le)
-    __gt__ = _compare(operator.gt)
-    __ge__ = _compare(operator.ge)
-    __eq__ = _compare(operator.eq)
-    __ne__ = _compare(operator.ne)
+    __array_ufunc__ = _array_ufunc
     __hash__ = None
 
 
 def wrap(x):
-    """x as a SymArray when it is an array of dtype object; anything else as it is."""
-    if isinstance(x, np.ndarray) and x.dtype == object and not isinstance(x, SymArray):
-        return x.view(SymArray)
+    """x as a SymArray when it is an array of dtype object (a 0-d one as its element);
+    anything else as it is."""
+    if isinstance(x, np.ndarray) and x.dtype == object:
+        if x.ndim == 0:
+            return x[()]
+        if not isinstance(x, SymArray):
+            return x.view(SymArray)
     return x

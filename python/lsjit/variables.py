@@ -44,7 +44,8 @@ class Var:
         except (TypeError, ValueError) as e:
             raise InputError(f"lsjit.{type(self).__name__}: IDs must be integers: {e}") from None
         if a.dtype.kind not in "iu" and not (a.dtype == object and a.size == 0):
-            if a.dtype.kind == "f" and np.all(a == np.floor(a)):
+            if a.dtype.kind == "f" and np.all(np.isfinite(a)) and np.all(a == np.floor(a)) and \
+                    np.all(np.abs(a) < 2.0**63):
                 a = a.astype(np.int64)
             else:
                 raise InputError(f"lsjit.{type(self).__name__}: IDs must be integers, got {a.dtype}")

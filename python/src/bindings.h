@@ -40,6 +40,24 @@ py::handle error_type(const char* name);  // "Error", "InputError", ... once bin
 // Raises the Python exception `name` (above) with `message`.
 [[noreturn]] void raise_error(const char* name, const std::string& message);
 
+// Work done without the GIL, counted. Construct it with the GIL held: it refuses (an
+// lsjit.Error) once the interpreter is exiting, else counts the call and releases the GIL;
+// the destructor takes the GIL back, then uncounts. The package's atexit hook
+// (lsjit/__init__.py, _finish_native_calls) refuses new calls and waits for the counted
+// ones, so that no thread is inside lsjit without the GIL when Python finalizes (a thread
+// that retakes the GIL then is ended by CPython, which would unwind through this
+// destructor and terminate the process).
+class NativeCall {
+ public:
+  NativeCall();
+  ~NativeCall();
+  NativeCall(const NativeCall&) = delete;
+  NativeCall& operator=(const NativeCall&) = delete;
+
+ private:
+  PyThreadState* state_;
+};
+
 void bind_trace(py::module_& m);  // trace_bindings.cpp: Sym, SymBool, math, tracing
 void bind_lie(py::module_& m);    // lie_bindings.cpp: SO2 SE2 SO3 SE3 of Sym and of double
 void bind_solve(py::module_& m);  // solve_bindings.cpp: Problem, Values, options, summary

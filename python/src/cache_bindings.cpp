@@ -16,7 +16,7 @@ void bind_cache(py::module_& m) {
     std::ostringstream out, err;
     int code = 0;
     {
-      py::gil_scoped_release release;
+      NativeCall call;
       code = cli::cache_command(args, out, err);
     }
     return py::make_tuple(code, out.str(), err.str());

@@ -42,7 +42,7 @@ void edges_to(py::dict& out, const std::vector<Edge>& edges, const std::vector<P
 py::dict read_g2o_arrays(const std::string& path) {
   io::PoseGraph g;
   {
-    py::gil_scoped_release release;
+    NativeCall call;
     g = io::read_g2o(path);
   }
   if (g.vertices_from_edges)
@@ -60,7 +60,7 @@ py::dict read_g2o_arrays(const std::string& path) {
 py::dict read_bal_arrays(const std::string& path) {
   io::BalProblem b;
   {
-    py::gil_scoped_release release;
+    NativeCall call;
     b = io::read_bal(path);
   }
   const auto nc = static_cast<py::ssize_t>(b.cameras.size()), np_ = static_cast<py::ssize_t>(b.points.size()),

@@ -3,8 +3,11 @@
 
 #include <cstring>
 #include <filesystem>
+#include <atomic>
+#include <chrono>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "lsjit/common/error.h"
 
@@ -67,6 +70,32 @@ void bind_errors(py::module_& m) {
 
 py::handle error_type(const char* name) { return error_types().at(name); }
 
+namespace {
+std::atomic<int64_t> g_native_calls{0};
+std::atomic<bool> g_exiting{false};
+}  // namespace
+
+NativeCall::NativeCall() {
+  if (g_exiting.load()) raise_error("Error", "lsjit: the interpreter is exiting; no new solve or analyze starts");
+  g_native_calls.fetch_add(1);
+  state_ = PyEval_SaveThread();
+}
+
+NativeCall::~NativeCall() {
+  PyEval_RestoreThread(state_);
+  g_native_calls.fetch_sub(1);
+}
+
+// The atexit hook's half (lsjit/__init__.py): no new native calls, then wait for the
+// running ones, polling with the GIL released so that their threads can take it back.
+void finish_native_calls() {
+  g_exiting.store(true);
+  while (g_native_calls.load() > 0) {
+    Py_BEGIN_ALLOW_THREADS std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    Py_END_ALLOW_THREADS
+  }
+}
+
 void raise_error(const char* name, const std::string& message) {
   PyErr_SetString(error_type(name).ptr(), message.c_str());
   throw py::error_already_set();
@@ -78,6 +107,7 @@ PYBIND11_MODULE(_lsjit, m) {
   m.doc() = "lsjit's compiled core; use the lsjit package";
   locate_llvm_backend();
   lsjit::python::bind_errors(m);
+  m.def("_finish_native_calls", &lsjit::python::finish_native_calls);
   lsjit::python::bind_trace(m);
   lsjit::python::bind_lie(m);
   lsjit::python::bind_solve(m);

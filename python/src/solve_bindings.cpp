@@ -76,7 +76,7 @@ void add_cost(Problem& problem, const std::string& name, const std::string& iden
   for (size_t k = 0; k < data.size(); ++k)
     slots.push_back({std::span<const double>(data[k].data(), static_cast<size_t>(data[k].size())), sig.data[k].rows,
                      sig.data[k].cols, true});
-  py::gil_scoped_release release;
+  NativeCall call;
   problem.add_runtime(cost, id_spans, slots, n, loss ? &*loss : nullptr);
 }
 
@@ -107,7 +107,10 @@ void bind_problem(py::module_& m) {
       .def("set_constant", [](Problem& p, const std::string& type, int64_t id) { p.set_constant(type, id); })
       .def_property_readonly("num_instances", &Problem::num_instances)
       .def_property_readonly("num_groups", &Problem::num_groups)
-      .def("analyze", [](const Problem& p) { return p.analyze(); }, py::call_guard<py::gil_scoped_release>());
+      .def("analyze", [](const Problem& p) {
+        NativeCall call;
+        return p.analyze();
+      });
 }
 
 void bind_values(py::module_& m) {
@@ -128,7 +131,11 @@ void bind_values(py::module_& m) {
             raise_error("InputError", "lsjit.Values: the value of " + type.name + " variable " +
                                           std::to_string(ids.data()[static_cast<size_t>(k) / type.ambient]) +
                                           " is not finite (NaN or infinite)");
-        for (size_t k = 0; k < n; ++k) Values::check_value(type, ids.data()[k], params.data() + k * type.ambient);
+        try {
+          for (size_t k = 0; k < n; ++k) Values::check_value(type, ids.data()[k], params.data() + k * type.ambient);
+        } catch (const Error& e) {
+          raise_error("InputError", e.what());
+        }
         v.set_params_rows(&type, std::span<const int64_t>(ids.data(), n), params.data());
       })
       .def("get_rows", [](const Values& v, const VariableType& type,
@@ -221,10 +228,10 @@ void bind_summary(py::module_& m) {
 
 // Per cost group, in analyze()'s group order: its name, and per instance its residuals
 // (before any loss), its cost (½ρ(‖r‖²)) and its loss weight ρ'.
-py::list evaluate_groups(const AnalyzedProblem& a, const Values& v) {
+py::list evaluate_groups(const AnalyzedProblem& a, Values v) {
   std::vector<InstanceEvaluation> all;
   {
-    py::gil_scoped_release release;
+    NativeCall call;
     all = a.evaluate_instances(v, a.all_instances(), false);
   }
   const auto groups = a.groups();
@@ -251,33 +258,37 @@ py::list evaluate_groups(const AnalyzedProblem& a, const Values& v) {
 
 void bind_analyzed(py::module_& m) {
   py::class_<AnalyzedProblem>(m, "AnalyzedProblem")
-      .def("solve", [](const AnalyzedProblem& a, const Values& initial, const SolverOptions& options) {
+      // Values and options by value: copied with the GIL held, so that another thread may
+      // change the Python objects while this one works without it.
+      .def("solve", [](const AnalyzedProblem& a, Values initial, SolverOptions options) {
         SolveResult r;
         {
-          py::gil_scoped_release release;
+          NativeCall call;
           r = a.solve(initial, options);
         }
         return py::make_tuple(std::move(r.values), std::move(r.summary));
       }, py::arg("initial"), py::arg("options"))
-      .def("cost", [](const AnalyzedProblem& a, const Values& v) { return a.cost(v); },
-           py::call_guard<py::gil_scoped_release>())
-      .def("evaluate", [](const AnalyzedProblem& a, const Values& v, bool gauss_newton) {
+      .def("cost", [](const AnalyzedProblem& a, Values v) {
+        NativeCall call;
+        return a.cost(v);
+      })
+      .def("evaluate", [](const AnalyzedProblem& a, Values v, bool gauss_newton) {
         AnalyzedProblem::Evaluation e;
         {
-          py::gil_scoped_release release;
+          NativeCall call;
           e = a.evaluate(v, gauss_newton);
         }
         return py::make_tuple(e.cost, e.gradient, gauss_newton ? py::cast(e.gauss_newton) : py::none());
       }, py::arg("values"), py::arg("gauss_newton"))
       .def("evaluate_groups", &evaluate_groups, py::arg("values"))
-      .def("check_gradients", [](const AnalyzedProblem& a, const Values& v, double step, double rtol, double atol) {
+      .def("check_gradients", [](const AnalyzedProblem& a, Values v, double step, double rtol, double atol) {
         GradientCheckOptions o;
         o.relative_step = step;
         o.relative_tolerance = rtol;
         o.absolute_tolerance = atol;
         GradientCheckResult r;
         {
-          py::gil_scoped_release release;
+          NativeCall call;
           r = a.check_gradients(v, o);
         }
         py::dict d;
@@ -295,7 +306,7 @@ void bind_analyzed(py::module_& m) {
         for (const auto& f : a.free_variables()) out.append(py::make_tuple(f.type, f.id, f.offset, f.tangent));
         return out;
       })
-      .def("covariance", [](const AnalyzedProblem& a, const Values& v,
+      .def("covariance", [](const AnalyzedProblem& a, Values v,
                             const std::vector<std::pair<std::pair<std::string, int64_t>, std::pair<std::string, int64_t>>>& pairs,
                             const std::string& algorithm, double min_rcond, bool apply_loss) {
         std::vector<std::pair<VariableRef, VariableRef>> refs;
@@ -309,7 +320,7 @@ void bind_analyzed(py::module_& m) {
         o.apply_loss_function = apply_loss;
         std::vector<Eigen::MatrixXd> blocks;
         {
-          py::gil_scoped_release release;
+          NativeCall call;
           const Covariance c = compute_covariance(a, v, refs, o);
           for (const auto& [x, y] : refs) blocks.push_back(c.block(x, y));
         }
@@ -351,25 +362,24 @@ void bind_batches(py::module_& m) {
     for (size_t k = 0; k < problems.size(); ++k) items.push_back({problems[k], initial[k], options[k]});
     std::vector<SolveResult> results;
     {
-      py::gil_scoped_release release;
+      NativeCall call;
       results = solve_batch(items, threads);
     }
     return results_list(std::move(results));
   });
-  m.def("sweep", [](const AnalyzedProblem& problem, const Values& initial, const std::vector<SolverOptions>& options,
-                    int threads) {
+  m.def("sweep", [](const AnalyzedProblem& problem, Values initial, std::vector<SolverOptions> options, int threads) {
     std::vector<SolveResult> results;
     {
-      py::gil_scoped_release release;
+      NativeCall call;
       results = sweep(problem, initial, options, threads);
     }
     return results_list(std::move(results));
   });
-  m.def("solve_sequence", [](const std::vector<const AnalyzedProblem*>& problems, const Values& initial,
-                             const SolverOptions& options) {
+  m.def("solve_sequence", [](const std::vector<const AnalyzedProblem*>& problems, Values initial,
+                             SolverOptions options) {
     std::vector<SolveResult> results;
     {
-      py::gil_scoped_release release;
+      NativeCall call;
       results = solve_sequence(problems, initial, options);
     }
     return results_list(std::move(results));

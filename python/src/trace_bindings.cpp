@@ -68,10 +68,10 @@ py::object traced_vec(int n, const Tracer& tracer, uint32_t slot, std::integer_s
   return out;
 }
 
-py::object traced_variable(uint32_t slot, const std::string& type, const std::string& layout) {
+py::object traced_variable(int64_t id, const std::string& type, const std::string& layout) {
   Tracer* tracer = Tracer::active();
   if (!tracer) throw Error("lsjit: v[var] is read only while lsjit traces a cost");
-  detail::checked_slot(*tracer, slot, type);
+  const uint32_t slot = detail::checked_slot(*tracer, id, type);
   if (layout == "Scalar") return traced_variable_of<ScalarVar>(*tracer, slot);
   if (layout == "SO2") return traced_variable_of<SO2Var>(*tracer, slot);
   if (layout == "SE2") return traced_variable_of<SE2Var>(*tracer, slot);
@@ -108,8 +108,12 @@ void bind_sym_class(py::module_& m) {
       .def("__truediv__", [](py::handle a, py::handle b) { return binary(a, b, [](Sym x, Sym y) { return x / y; }); })
       .def("__rtruediv__", [](py::handle a, py::handle b) { return binary(b, a, [](Sym x, Sym y) { return x / y; }); })
       .def("__pow__", [](py::handle a, py::handle b) {
-        // An integer exponent is one powi node, as std::pow(x, int) traces in C++.
-        if (PyLong_Check(b.ptr()) && is_scalar_like(a)) return py::cast(pow(to_sym(a), b.cast<int>()));
+        // A small integer exponent is one powi node, as std::pow(x, int) traces in C++.
+        if (PyLong_Check(b.ptr()) && is_scalar_like(a)) {
+          int overflow = 0;
+          const long n = PyLong_AsLongAndOverflow(b.ptr(), &overflow);
+          if (!overflow && n >= -1024 && n <= 1024) return py::cast(pow(to_sym(a), static_cast<int>(n)));
+        }
         return binary(a, b, [](Sym x, Sym y) { return pow(x, y); });
       })
       .def("__rpow__", [](py::handle a, py::handle b) { return binary(b, a, [](Sym x, Sym y) { return pow(x, y); }); })
@@ -212,13 +216,18 @@ void bind_functions(py::module_& m) {
   LSJIT_BINARY("maximum", max)
 #undef LSJIT_BINARY
   m.def("select", [](py::handle cond, py::handle a, py::handle b) {
-    if (PyBool_Check(cond.ptr())) return to_sym(cond.ptr() == Py_True ? a : b);
+    static const py::handle numpy_bool = py::object(py::module_::import("numpy").attr("bool_")).release();  // leaked
+    if (PyBool_Check(cond.ptr()) || py::isinstance(cond, numpy_bool)) {
+      const int truth = PyObject_IsTrue(cond.ptr());
+      if (truth < 0) throw py::error_already_set();
+      return to_sym(truth ? a : b);
+    }
     if (!py::isinstance<SymBool>(cond))
       throw py::type_error("lsjit.where: the condition must be a traced comparison (lsjit.SymBool) or a bool, got " +
                            type_name(cond));
     return select(cond.cast<SymBool>(), to_sym(a), to_sym(b));
   }, py::arg("cond"), py::arg("a"), py::arg("b"), "Scalar where: a where cond holds, else b; both are computed.");
-  m.def("_traced_variable", &traced_variable, py::arg("slot"), py::arg("type"), py::arg("layout"));
+  m.def("_traced_variable", &traced_variable, py::arg("id"), py::arg("type"), py::arg("layout"));
   m.def("_traced_data", [](uint32_t slot) { return object_array(traced_data(slot)); }, py::arg("slot"));
   m.def("_is_tracing", [] { return Tracer::active() != nullptr; });
   m.def("_set_array_type", [](py::object type) { array_type() = type.release(); });
@@ -237,7 +246,8 @@ bool is_scalar_like(py::handle h) {
   if (PyFloat_Check(h.ptr()) || PyLong_Check(h.ptr())) return true;
   if (py::isinstance<py::array>(h) || py::isinstance<SymBool>(h)) return false;
   // numpy's scalars (np.float32, np.int64, ...) are numbers without being float or int.
-  static const py::object number = py::module_::import("numbers").attr("Number");
+  // Leaked on purpose: a static py::object would be released after the interpreter is gone.
+  static const py::handle number = py::object(py::module_::import("numbers").attr("Number")).release();
   return py::isinstance(h, number);
 }
 
@@ -256,7 +266,7 @@ Sym to_sym(py::handle h) {
 
 std::vector<Sym> to_syms(py::handle h) {
   if (is_scalar_like(h) || py::isinstance<SymBool>(h)) return {to_sym(h)};
-  static const py::object numpy = py::module_::import("numpy");
+  static const py::handle numpy = py::module_::import("numpy").release();  // leaked, as above
   const py::array a = numpy.attr("asarray")(h, py::arg("dtype") = py::dtype("O")).attr("ravel")();
   std::vector<Sym> out;
   out.reserve(static_cast<size_t>(a.size()));
@@ -265,7 +275,7 @@ std::vector<Sym> to_syms(py::handle h) {
 }
 
 py::array object_array(const std::vector<Sym>& syms) {
-  static const py::object numpy = py::module_::import("numpy");
+  static const py::handle numpy = py::module_::import("numpy").release();  // leaked, as above
   py::array out = numpy.attr("empty")(syms.size(), py::arg("dtype") = py::dtype("O"));
   for (size_t i = 0; i < syms.size(); ++i) out[py::int_(i)] = py::cast(syms[i]);
   // lsjit.symarray.SymArray, registered by the package (lsjit/__init__.py) through _set_array_type.

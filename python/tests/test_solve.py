@@ -325,3 +325,44 @@ def test_covariance_of_a_linear_problem_is_the_inverse_information():
         np.testing.assert_allclose(p01, expected[:2, 2:], atol=1e-12)
     with pytest.raises(lsjit.Error, match="Covariance"):
         analyzed.covariance(values, [lsjit.Vec2Var(7)])
+
+
+def test_more_bad_input_is_an_lsjit_error():
+    _, problem = ring_problem(5)
+    analyzed = problem.analyze()
+    v = lsjit.Values({lsjit.SE2Var(k): lsjit.SE2.identity() for k in range(5)})
+    cases = [
+        (lambda: problem.add(se2_between, lsjit.SE2Var(0), lsjit.SE2Var(1), np.zeros(4), loss="huber"), "loss"),
+        (lambda: analyzed.solve(v, "fast"), "SolverOptions"),
+        (lambda: lsjit.SolverOptions(max_iterations=2.5), "max_iterations"),
+        (lambda: problem.set_constant(3), "expected a variable"),
+        (lambda: v[3], "as key"),
+        (lambda: 3 in v, "expected a variable"),
+        (lambda: analyzed.cost({}), "lsjit.Values"),
+        (lambda: lsjit.solve_sequence([], v), "no problems"),
+        (lambda: lsjit.SO2.from_angle("x"), "number or a Sym"),
+        (lambda: lsjit.SE3.from_rotation_and_translation([0, 0, 0, 1], np.zeros(3)), "lsjit.SO3"),
+        (lambda: lsjit.SE2Var(float("inf")), "integers"),
+        (lambda: lsjit.SE2Var(1e30), "integers"),
+        (lambda: lsjit.Values({lsjit.Vec2Var(0): [1j, 0]}), "complex"),
+        (lambda: problem.add(se2_between, lsjit.SE2Var(0), lsjit.SE2Var(1), np.zeros(4) * 1j), "complex"),
+        (lambda: lsjit.Values({lsjit.SE3Var(0): np.zeros(7)}), "zero quaternion"),
+        (lambda: lsjit.Values({lsjit.SO2Var(0): np.zeros(2)}), "zero rotation"),
+    ]
+    for call, message in cases:
+        with pytest.raises(lsjit.InputError, match=message):
+            call()
+    with pytest.raises(TypeError, match="no field 'validate'"):
+        lsjit.SolverOptions(validate=3)
+    partial = lsjit.Values({lsjit.SE2Var(k): lsjit.SE2.identity() for k in range(4)})
+    for call in (lambda: analyzed.cost(partial), lambda: analyzed.evaluate(partial),
+                 lambda: analyzed.evaluate_costs(partial), lambda: analyzed.check_gradients(partial)):
+        with pytest.raises(lsjit.MissingValueError, match="SE2 variable 4"):
+            call()
+
+
+def test_named_copies_of_a_cost_share_one_group():
+    problem = lsjit.Problem()
+    for k in range(10):
+        problem.add(se2_between.named(["a", "b"], ["z"]), lsjit.SE2Var(k), lsjit.SE2Var(k + 1), np.zeros(4) + [0, 0, 1, 0])
+    assert len(problem.analyze().groups()) == 1

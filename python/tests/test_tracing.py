@@ -124,3 +124,31 @@ def test_v_of_a_variable_that_is_not_an_argument_is_an_error():
 def test_traced_values_outside_a_trace_are_refused():
     with pytest.raises(lsjit.Error, match="trace"):
         lsjit.SE3.from_params([lsjit.Sym(0.0)] * 7)
+
+
+def test_numpy_arithmetic_with_traced_values_stays_traced():
+    @lsjit.cost
+    def mixed(v, x, mask):
+        y = v[x]
+        scaled = np.ones(3) * y[0]  # numpy made this array, not lsjit
+        return lnp.concatenate([lnp.where(scaled > y, y, -y), np.sin(y), [lsjit.where(mask[0] > 0, y[1], 0.0)],
+                                [lsjit.select(np.bool_(True), y[2], 0.0)], [y[0] ** 3, y[1] ** (2 ** 40 + 1)]])
+
+    problem = lsjit.Problem()
+    problem.add(mixed, lsjit.Vec3Var(0), np.array([1.0]))
+    x = np.array([0.5, -1.0, 2.0])
+    (group,) = problem.analyze().evaluate_costs(lsjit.Values({lsjit.Vec3Var(0): x}))
+    expected = np.concatenate([np.where(x[0] > x, x, -x), np.sin(x), [x[1]], [x[2]], [x[0] ** 3, -1.0]])
+    np.testing.assert_allclose(group["residuals"][0], expected, rtol=1e-12)
+
+
+def test_v_of_a_negative_or_huge_id_is_an_lsjit_error():
+    for bad in (-1, 2 ** 40):
+        @lsjit.cost
+        def wrong(v, x):
+            return v[lsjit.ScalarVar(bad)]
+
+        problem = lsjit.Problem()
+        problem.add(wrong, lsjit.ScalarVar(0))
+        with pytest.raises(lsjit.Error, match="not one of the cost's arguments"):
+            problem.analyze()

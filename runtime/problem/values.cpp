@@ -72,21 +72,31 @@ Values::TypeRows Values::rows_of(std::string_view type) const {
 }
 
 void Values::check_value(const VariableType& type, int64_t id, const double* params) {
-  // docs/variables.md: SO3 is qx qy qz qw, SE3 is tx ty tz qx qy qz qw.
-  const int quaternion_at = type.layout == "SO3" ? 0 : type.layout == "SE3" ? 3 : -1;
-  if (quaternion_at < 0) return;
-  const double* q = params + quaternion_at;
+  // docs/variables.md: SO3 is qx qy qz qw, SE3 is tx ty tz qx qy qz qw; SO2 is cos sin, SE2
+  // x y cos sin. Each rotation part is normalized by the solver, so it must not be zero.
+  struct Part {
+    int at, size;
+    const char* what;
+    const char* names;
+  };
+  const Part part = type.layout == "SO3"   ? Part{0, 4, "quaternion", "qx qy qz qw"}
+                    : type.layout == "SE3" ? Part{3, 4, "quaternion", "qx qy qz qw"}
+                    : type.layout == "SO2" ? Part{0, 2, "rotation (cos, sin)", "cos sin"}
+                    : type.layout == "SE2" ? Part{2, 2, "rotation (cos, sin)", "cos sin"}
+                                           : Part{-1, 0, "", ""};
+  if (part.at < 0) return;
+  const double* q = params + part.at;
   std::string problem;
-  if (!std::all_of(q, q + 4, [](double x) { return std::isfinite(x); }))
-    problem = "a non-finite quaternion";
-  else if (std::all_of(q, q + 4, [](double x) { return x == 0.0; }))
-    problem = "a zero quaternion";
+  if (!std::all_of(q, q + part.size, [](double x) { return std::isfinite(x); }))
+    problem = std::string("a non-finite ") + part.what;
+  else if (std::all_of(q, q + part.size, [](double x) { return x == 0.0; }))
+    problem = std::string("a zero ") + part.what;
   else
     return;
   std::string numbers;
-  for (int k = 0; k < 4; ++k) numbers += (k ? " " : "") + std::to_string(q[k]);
-  throw Error("lsjit::Values: " + type.name + " variable " + std::to_string(id) + " has " +
-              problem + " (qx qy qz qw = " + numbers + "): expected a rotation");
+  for (int k = 0; k < part.size; ++k) numbers += (k ? " " : "") + std::to_string(q[k]);
+  throw Error("lsjit::Values: " + type.name + " variable " + std::to_string(id) + " has " + problem + " (" +
+              part.names + " = " + numbers + "): expected a rotation");
 }
 
 Values::Block& Values::block_for(const VariableType* type) {
