@@ -256,6 +256,64 @@ py::list evaluate_groups(const AnalyzedProblem& a, Values v) {
   return out;
 }
 
+// check_gradients' result as a dict (the report included).
+py::dict check_gradients_dict(const AnalyzedProblem& a, Values v, double step, double rtol, double atol) {
+  GradientCheckOptions o;
+  o.relative_step = step;
+  o.relative_tolerance = rtol;
+  o.absolute_tolerance = atol;
+  GradientCheckResult r;
+  {
+    NativeCall call;
+    r = a.check_gradients(v, o);
+  }
+  py::dict d;
+  d["passed"] = r.passed;
+  d["instances"] = r.instances;
+  d["entries"] = r.entries;
+  d["failed_entries"] = r.failed_entries;
+  d["max_absolute_error"] = r.max_absolute_error;
+  d["max_relative_error"] = r.max_relative_error;
+  d["report"] = r.report();
+  return d;
+}
+
+using VariablePair = std::pair<std::pair<std::string, int64_t>, std::pair<std::string, int64_t>>;
+
+// compute_covariance's block for each (type, id) pair, in order.
+std::vector<Eigen::MatrixXd> covariance_blocks(const AnalyzedProblem& a, Values v, const std::vector<VariablePair>& pairs,
+                                               const std::string& algorithm, double min_rcond, bool apply_loss) {
+  std::vector<std::pair<VariableRef, VariableRef>> refs;
+  for (const auto& [x, y] : pairs) refs.push_back({VariableRef(x.first, x.second), VariableRef(y.first, y.second)});
+  CovarianceOptions o;
+  if (algorithm == "auto") o.algorithm = CovarianceOptions::Algorithm::Auto;
+  else if (algorithm == "dense") o.algorithm = CovarianceOptions::Algorithm::Dense;
+  else if (algorithm == "sparse") o.algorithm = CovarianceOptions::Algorithm::Sparse;
+  else raise_error("InputError", "lsjit covariance: algorithm must be 'auto', 'dense' or 'sparse', got '" + algorithm + "'");
+  o.min_reciprocal_condition_number = min_rcond;
+  o.apply_loss_function = apply_loss;
+  std::vector<Eigen::MatrixXd> blocks;
+  NativeCall call;
+  const Covariance c = compute_covariance(a, v, refs, o);
+  for (const auto& [x, y] : refs) blocks.push_back(c.block(x, y));
+  return blocks;
+}
+
+// AnalyzedProblem::groups() as dicts.
+py::list group_infos(const AnalyzedProblem& a) {
+  py::list out;
+  for (const auto& g : a.groups()) {
+    py::dict d;
+    d["cost"] = g.cost;
+    d["instances"] = g.instances;
+    d["residual_dim"] = g.residual_dim;
+    d["residual_kernel_id"] = g.residual_kernel_id;
+    d["normal_equations_kernel_id"] = g.normal_equations_kernel_id;
+    out.append(d);
+  }
+  return out;
+}
+
 void bind_analyzed(py::module_& m) {
   py::class_<AnalyzedProblem>(m, "AnalyzedProblem")
       // Values and options by value: copied with the GIL held, so that another thread may
@@ -281,69 +339,20 @@ void bind_analyzed(py::module_& m) {
         return py::make_tuple(e.cost, e.gradient, gauss_newton ? py::cast(e.gauss_newton) : py::none());
       }, py::arg("values"), py::arg("gauss_newton"))
       .def("evaluate_groups", &evaluate_groups, py::arg("values"))
-      .def("check_gradients", [](const AnalyzedProblem& a, Values v, double step, double rtol, double atol) {
-        GradientCheckOptions o;
-        o.relative_step = step;
-        o.relative_tolerance = rtol;
-        o.absolute_tolerance = atol;
-        GradientCheckResult r;
-        {
-          NativeCall call;
-          r = a.check_gradients(v, o);
-        }
-        py::dict d;
-        d["passed"] = r.passed;
-        d["instances"] = r.instances;
-        d["entries"] = r.entries;
-        d["failed_entries"] = r.failed_entries;
-        d["max_absolute_error"] = r.max_absolute_error;
-        d["max_relative_error"] = r.max_relative_error;
-        d["report"] = r.report();
-        return d;
-      }, py::arg("values"), py::arg("relative_step"), py::arg("relative_tolerance"), py::arg("absolute_tolerance"))
+      .def("check_gradients", &check_gradients_dict, py::arg("values"), py::arg("relative_step"),
+           py::arg("relative_tolerance"), py::arg("absolute_tolerance"))
       .def("free_variables", [](const AnalyzedProblem& a) {
         py::list out;
         for (const auto& f : a.free_variables()) out.append(py::make_tuple(f.type, f.id, f.offset, f.tangent));
         return out;
       })
-      .def("covariance", [](const AnalyzedProblem& a, Values v,
-                            const std::vector<std::pair<std::pair<std::string, int64_t>, std::pair<std::string, int64_t>>>& pairs,
-                            const std::string& algorithm, double min_rcond, bool apply_loss) {
-        std::vector<std::pair<VariableRef, VariableRef>> refs;
-        for (const auto& [x, y] : pairs) refs.push_back({VariableRef(x.first, x.second), VariableRef(y.first, y.second)});
-        CovarianceOptions o;
-        if (algorithm == "auto") o.algorithm = CovarianceOptions::Algorithm::Auto;
-        else if (algorithm == "dense") o.algorithm = CovarianceOptions::Algorithm::Dense;
-        else if (algorithm == "sparse") o.algorithm = CovarianceOptions::Algorithm::Sparse;
-        else throw py::value_error("lsjit covariance: algorithm must be 'auto', 'dense' or 'sparse', got '" + algorithm + "'");
-        o.min_reciprocal_condition_number = min_rcond;
-        o.apply_loss_function = apply_loss;
-        std::vector<Eigen::MatrixXd> blocks;
-        {
-          NativeCall call;
-          const Covariance c = compute_covariance(a, v, refs, o);
-          for (const auto& [x, y] : refs) blocks.push_back(c.block(x, y));
-        }
-        return blocks;
-      }, py::arg("values"), py::arg("pairs"), py::arg("algorithm"), py::arg("min_reciprocal_condition_number"),
-         py::arg("apply_loss_function"))
+      .def("covariance", &covariance_blocks, py::arg("values"), py::arg("pairs"), py::arg("algorithm"),
+           py::arg("min_reciprocal_condition_number"), py::arg("apply_loss_function"))
       .def_property_readonly("num_instances", &AnalyzedProblem::num_instances)
       .def_property_readonly("tangent_dim", &AnalyzedProblem::tangent_dim)
       .def_property_readonly("trace_s", &AnalyzedProblem::trace_s)
       .def_property_readonly("compile_s", &AnalyzedProblem::compile_s)
-      .def("groups", [](const AnalyzedProblem& a) {
-        py::list out;
-        for (const auto& g : a.groups()) {
-          py::dict d;
-          d["cost"] = g.cost;
-          d["instances"] = g.instances;
-          d["residual_dim"] = g.residual_dim;
-          d["residual_kernel_id"] = g.residual_kernel_id;
-          d["normal_equations_kernel_id"] = g.normal_equations_kernel_id;
-          out.append(d);
-        }
-        return out;
-      });
+      .def("groups", &group_infos);
 }
 
 py::list results_list(std::vector<SolveResult>&& results) {
