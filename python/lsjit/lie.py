@@ -56,6 +56,13 @@ class _Group:
         return cls(cls._f64.identity())
 
     @classmethod
+    def batch(cls, params):
+        """Many elements as one data argument of Problem.add: `params` holds one row of
+        parameters per instance (or is a list of elements of this group). Inside the cost each
+        instance's is an element of this group, as a C++ cost's SE3d data argument is."""
+        return GroupBatch(cls, params)
+
+    @classmethod
     def from_params(cls, params):
         """The group element of these parameters (the layout above)."""
         return cls(cls._impl_for(params).from_params(params))
@@ -147,6 +154,26 @@ class SE3(_Rigid):
 
 
 GROUPS = {"SO2": SO2, "SE2": SE2, "SO3": SO3, "SE3": SE3}
+
+
+class GroupBatch:
+    """Elements of one group as a data argument (made by SE3.batch(...) and the like)."""
+
+    def __init__(self, group, params):
+        if isinstance(params, (list, tuple)) and params and all(isinstance(g, group) for g in params):
+            params = [g.params() for g in params]
+        try:
+            rows = np.asarray(params, dtype=np.float64)
+        except (TypeError, ValueError) as e:
+            raise _lsjit.InputError(f"lsjit.{group.__name__}.batch: parameters are numbers: {e}") from None
+        ambient = group._f64.ambient
+        if rows.ndim != 2 or rows.shape[1] != ambient or rows.shape[0] == 0:
+            raise _lsjit.InputError(f"lsjit.{group.__name__}.batch: expected parameters of shape (n, {ambient}), "
+                                    f"got {rows.shape}")
+        self.group, self.params = group, rows
+
+    def __len__(self):
+        return len(self.params)
 
 
 def wrap(layout, impl):

@@ -21,7 +21,7 @@ import numpy as np
 from . import _lsjit
 from ._lsjit import Error, InputError, MissingValueError
 from .costs import Cost, CostInstances, TracedValues
-from .lie import _Group, GROUPS
+from .lie import _Group, GROUPS, GroupBatch
 from .variables import Var
 
 Loss = _lsjit.Loss
@@ -67,9 +67,24 @@ def _var(var, what="a variable"):
     return var
 
 
+def _group_data_slot(a, n, batched, where):
+    """A group element or GroupBatch as a data argument: the C++ slot type of SE3d (...)."""
+    group, rows = (type(a), a.params()[None]) if isinstance(a, _Group) else (a.group, a.params)
+    if isinstance(a, _Group) and a.is_traced:
+        raise InputError(f"{where} is a traced {group.__name__}: data are numbers")
+    if isinstance(a, GroupBatch) and (not batched or len(rows) not in (1, n)):
+        raise InputError(f"{where} has {len(rows)} {group.__name__} elements: expected "
+                         f"{n if batched else 'one (a single element, not a batch)'}")
+    if not np.isfinite(rows).all():
+        raise InputError(f"{where} holds a NaN or an infinity")
+    return (group.__name__, rows.shape[1], 1, group), rows
+
+
 def _data_slot(a, n, batched, cost, position):
     """(slot description, array of n or 1 instances in numpy's C order) for one data argument."""
     where = f"lsjit.Problem.add({cost.name}): data argument {position}"
+    if isinstance(a, (_Group, GroupBatch)):
+        return _group_data_slot(a, n, batched, where)
     if np.iscomplexobj(a):
         raise InputError(f"{where} holds complex numbers: data are real")
     try:
@@ -101,6 +116,8 @@ def _data_slot(a, n, batched, cost, position):
 
 def _traced_data(slot, shape):
     d = _lsjit._traced_data(slot)
+    if isinstance(shape, type):  # a group's slot: the traced element, as C++'s DataTraits makes it
+        return shape.from_params(d)
     if len(shape) == 0:
         return d[0]
     if len(shape) == 1:
@@ -240,7 +257,7 @@ def _tracer(cost, kinds):
     def trace():
         args, var_slot, data_slot = [], 0, 0
         for kind in kinds:
-            if isinstance(kind, type):
+            if isinstance(kind, type) and issubclass(kind, Var):
                 args.append(kind(var_slot))
                 var_slot += 1
             else:

@@ -366,3 +366,24 @@ def test_named_copies_of_a_cost_share_one_group():
     for k in range(10):
         problem.add(se2_between.named(["a", "b"], ["z"]), lsjit.SE2Var(k), lsjit.SE2Var(k + 1), np.zeros(4) + [0, 0, 1, 0])
     assert len(problem.analyze().groups()) == 1
+
+
+def test_lie_group_data_arguments():
+    @lsjit.cost(name="py_se2_prior")
+    def se2_prior(v, x, prior, U):
+        assert isinstance(prior, lsjit.SE2) and prior.is_traced  # the element, as C++'s SE2d data
+        return U @ (prior.inverse() @ v[x]).log()
+
+    targets = [lsjit.SE2.exp([0.1 * k, 0.2, 0.3 - 0.1 * k]) for k in range(4)]
+    problem = lsjit.Problem()
+    problem.add(se2_prior, lsjit.SE2Var(np.arange(3)), lsjit.SE2.batch(targets[:3]), 2 * np.eye(3)[None])
+    problem.add(se2_prior, lsjit.SE2Var(3), targets[3], np.eye(3))  # one element, one instance
+    analyzed = problem.analyze()
+    assert len(analyzed.groups()) == 1
+    result = analyzed.solve()
+    for k, t in enumerate(targets):
+        np.testing.assert_allclose(result[lsjit.SE2Var(k)].params(), t.params(), atol=1e-8)
+    with pytest.raises(lsjit.InputError, match="2 SE2 elements: expected 3"):
+        problem.add(se2_prior, lsjit.SE2Var(np.arange(3)), lsjit.SE2.batch(targets[:2]), np.eye(3)[None])
+    with pytest.raises(lsjit.InputError, match="shape \\(n, 4\\)"):
+        lsjit.SE2.batch(np.zeros((3, 3)))
