@@ -177,7 +177,9 @@ struct KindName {
 };
 
 namespace detail {
-consteval bool is_kind_name(std::string_view name) {
+// constexpr, not consteval: Kind checks names at compile time, kind_variable_type
+// (variable_types.h) the names it gets at run time, by the same rule.
+constexpr bool is_kind_name(std::string_view name) {
   auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
   auto digit = [](char c) { return c >= '0' && c <= '9'; };
   if (name.empty() || name.size() > 63 || !letter(name[0])) return false;

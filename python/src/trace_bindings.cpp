@@ -92,6 +92,23 @@ std::vector<Sym> traced_data(uint32_t slot) {
   return out;
 }
 
+// The unary math of ir/sym.h, once for both of its Python forms: functions of lsjit._lsjit
+// (function_name, as lsjit.numpy calls them) and methods of Sym (method, the name numpy's
+// ufunc of that function calls on the elements of an object array).
+struct UnaryMath {
+  const char* function_name;
+  const char* method;
+  Sym (*function)(const Sym&);
+};
+const UnaryMath kUnaryMath[] = {
+    {"sin", "sin", &sin},          {"cos", "cos", &cos},          {"tan", "tan", &tan},
+    {"arcsin", "arcsin", &asin},   {"arccos", "arccos", &acos},   {"arctan", "arctan", &atan},
+    {"sinh", "sinh", &sinh},       {"cosh", "cosh", &cosh},       {"tanh", "tanh", &tanh},
+    {"sqrt", "sqrt", &sqrt},       {"cbrt", "cbrt", &cbrt},       {"exp", "exp", &exp},
+    {"expm1", "expm1", &expm1},    {"log", "log", &log},          {"log1p", "log1p", &log1p},
+    {"abs", "absolute", &abs},     {"floor", "floor", &floor},    {"ceil", "ceil", &ceil},
+};
+
 void bind_sym_class(py::module_& m) {
   py::class_<Sym> sym(m, "Sym",
                       "A traced scalar: a node of the graph lsjit records while it traces a cost. "
@@ -138,27 +155,9 @@ void bind_sym_class(py::module_& m) {
       .def("__repr__", [](const Sym&) { return std::string("lsjit.Sym(traced)"); });
   sym.attr("__hash__") = py::none();  // == records a node; it cannot be a dictionary key
   // numpy's ufuncs on object arrays call the element's method of the ufunc's name.
-#define LSJIT_SYM_METHOD(NAME, F) sym.def(NAME, [](const Sym& x) { return F(x); });
-  LSJIT_SYM_METHOD("sin", sin)
-  LSJIT_SYM_METHOD("cos", cos)
-  LSJIT_SYM_METHOD("tan", tan)
-  LSJIT_SYM_METHOD("arcsin", asin)
-  LSJIT_SYM_METHOD("arccos", acos)
-  LSJIT_SYM_METHOD("arctan", atan)
-  LSJIT_SYM_METHOD("sinh", sinh)
-  LSJIT_SYM_METHOD("cosh", cosh)
-  LSJIT_SYM_METHOD("tanh", tanh)
-  LSJIT_SYM_METHOD("sqrt", sqrt)
-  LSJIT_SYM_METHOD("cbrt", cbrt)
-  LSJIT_SYM_METHOD("exp", exp)
-  LSJIT_SYM_METHOD("expm1", expm1)
-  LSJIT_SYM_METHOD("log", log)
-  LSJIT_SYM_METHOD("log1p", log1p)
-  LSJIT_SYM_METHOD("floor", floor)
-  LSJIT_SYM_METHOD("ceil", ceil)
-  LSJIT_SYM_METHOD("absolute", abs)
-  LSJIT_SYM_METHOD("square", square)
-#undef LSJIT_SYM_METHOD
+  for (const UnaryMath& f : kUnaryMath)
+    sym.def(f.method, [fn = f.function](const Sym& x) { return fn(x); });
+  sym.def("square", [](const Sym& x) { return square(x); });
   sym.def("arctan2", [](const Sym& y, py::handle x) { return atan2(y, to_sym(x)); })
       .def("hypot", [](const Sym& a, py::handle b) { return hypot(a, to_sym(b)); });
 }
@@ -186,26 +185,8 @@ void bind_sym_bool(py::module_& m) {
 }
 
 void bind_functions(py::module_& m) {
-#define LSJIT_UNARY(NAME, F) m.def(NAME, [](py::handle x) { return F(to_sym(x)); }, py::arg("x"));
-  LSJIT_UNARY("sin", sin)
-  LSJIT_UNARY("cos", cos)
-  LSJIT_UNARY("tan", tan)
-  LSJIT_UNARY("arcsin", asin)
-  LSJIT_UNARY("arccos", acos)
-  LSJIT_UNARY("arctan", atan)
-  LSJIT_UNARY("sinh", sinh)
-  LSJIT_UNARY("cosh", cosh)
-  LSJIT_UNARY("tanh", tanh)
-  LSJIT_UNARY("sqrt", sqrt)
-  LSJIT_UNARY("cbrt", cbrt)
-  LSJIT_UNARY("exp", exp)
-  LSJIT_UNARY("expm1", expm1)
-  LSJIT_UNARY("log", log)
-  LSJIT_UNARY("log1p", log1p)
-  LSJIT_UNARY("abs", abs)
-  LSJIT_UNARY("floor", floor)
-  LSJIT_UNARY("ceil", ceil)
-#undef LSJIT_UNARY
+  for (const UnaryMath& f : kUnaryMath)
+    m.def(f.function_name, [fn = f.function](py::handle x) { return fn(to_sym(x)); }, py::arg("x"));
 #define LSJIT_BINARY(NAME, F) \
   m.def(NAME, [](py::handle a, py::handle b) { return F(to_sym(a), to_sym(b)); }, py::arg("a"), py::arg("b"));
   LSJIT_BINARY("arctan2", atan2)

@@ -33,14 +33,6 @@ const std::map<std::string, const VariableType*, std::less<>>& builtin_table() {
   return table;
 }
 
-bool is_identifier(std::string_view name) {
-  auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
-  if (name.empty() || name.size() > 63 || !letter(name[0])) return false;
-  for (char c : name)
-    if (!letter(c) && !(c >= '0' && c <= '9')) return false;
-  return true;
-}
-
 }  // namespace
 
 const VariableType* builtin_variable_type(std::string_view name) {
@@ -51,7 +43,7 @@ const VariableType* builtin_variable_type(std::string_view name) {
 
 const VariableType* kind_variable_type(std::string_view name, const VariableType& base) {
   const std::string quoted = "'" + std::string(name) + "'";
-  if (!is_identifier(name))
+  if (!detail::is_kind_name(name))
     throw Error("lsjit: the kind name " + quoted +
                 " is not an identifier ([A-Za-z_][A-Za-z0-9_]*, at most 63 characters)");
   if (builtin_variable_type(name))
