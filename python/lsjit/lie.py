@@ -15,15 +15,11 @@ docs/python.md's porting table.) ``a @ b`` composes two groups and ``g @ p`` act
 import numpy as np
 
 from . import _lsjit
+from .symarray import holds
 
 
 def _has_sym(x):
-    if isinstance(x, _lsjit.Sym):
-        return True
-    if isinstance(x, _Group):
-        return x.is_traced
-    a = np.asarray(x, dtype=object) if not isinstance(x, np.ndarray) else x
-    return a.dtype == object and any(isinstance(e, _lsjit.Sym) for e in a.flat)
+    return x.is_traced if isinstance(x, _Group) else holds(x, _lsjit.Sym)
 
 
 class _Group:

@@ -10,6 +10,7 @@ import numpy as _np
 
 from . import _lsjit
 from .lie import _has_sym
+from .symarray import holds as _holds
 from .symarray import wrap as _wrap
 
 
@@ -88,7 +89,7 @@ _select = _np.frompyfunc(_lsjit.select, 3, 1)
 def where(cond, a, b):
     """a where cond holds, else b, elementwise (jax.numpy.where): the traced `cond ? a : b`.
     Both a and b are computed; derivatives flow through the chosen one."""
-    if not _has_sym(cond) and not _has_sym(a) and not _has_sym(b) and not _has_symbool(cond):
+    if not _has_sym(cond) and not _has_sym(a) and not _has_sym(b) and not _holds(cond, _lsjit.SymBool):
         return _np.where(cond, a, b)
     if isinstance(cond, (_lsjit.SymBool, bool)) and not isinstance(a, _np.ndarray) and not isinstance(b, _np.ndarray):
         return _lsjit.select(cond, a, b)
@@ -97,13 +98,6 @@ def where(cond, a, b):
 
 
 select = where
-
-
-def _has_symbool(x):
-    if isinstance(x, _lsjit.SymBool):
-        return True
-    a = _np.asarray(x, dtype=object) if not isinstance(x, _np.ndarray) else x
-    return a.dtype == object and any(isinstance(e, _lsjit.SymBool) for e in a.flat)
 
 
 def stack(arrays, axis=0):

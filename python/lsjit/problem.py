@@ -131,7 +131,7 @@ class Problem:
     def __init__(self, costs=()):
         self._problem = _lsjit.Problem()
         self._analyzing = False
-        self._variables = {}  # type name -> (class, [ID arrays as added]): for default values and checks
+        self._variables = {}  # type name -> (class, [ID arrays as added]): what the costs use
         for c in costs:
             self.add(c)
 
@@ -203,22 +203,8 @@ class Problem:
             analyzed = self._problem.analyze()
         finally:
             self._analyzing = False
-        return AnalyzedProblem(analyzed, self._default_values, self._check_values)
-
-    def _check_values(self, values):
-        """Raises MissingValueError naming the first variable a cost uses that `values` lacks."""
-        for type_name, (cls, id_arrays) in self._variables.items():
-            missing = values._values.first_missing(type_name, np.unique(np.concatenate(id_arrays)))
-            if missing >= 0:
-                raise MissingValueError(f"lsjit.solve: no initial value for {type_name} variable {missing}, which a "
-                                        "cost uses (solve(None) starts every variable at its default)")
-
-    def _default_values(self):
-        values = Values()
-        for type_name, (cls, id_arrays) in self._variables.items():
-            ids = np.unique(np.concatenate(id_arrays))
-            values._values.set_rows(cls._type, ids, np.tile(cls.default_params(), (len(ids), 1)))
-        return values
+        used = {name: (cls, np.unique(np.concatenate(id_arrays))) for name, (cls, id_arrays) in self._variables.items()}
+        return AnalyzedProblem(analyzed, used)
 
 
 # Per (cost name, code object): the numbers its closure captured when last added.
@@ -288,8 +274,7 @@ class Values:
         return len(self._values)
 
     def __setitem__(self, var, value):
-        if not isinstance(var, Var):
-            raise InputError(f"lsjit.Values: keys are variables (lsjit.SE3Var(...)), got {type(var).__name__}")
+        _var(var, "a variable as key")
         if isinstance(value, _Group):
             value = value.params()
         if np.iscomplexobj(value):
@@ -347,10 +332,23 @@ class AnalyzedProblem:
     """A Problem after analyze(): solve it any number of times, from any values, with any
     options, from any thread; nothing recompiles."""
 
-    def __init__(self, analyzed, defaults, check_values):
+    def __init__(self, analyzed, used):
         self._analyzed = analyzed
-        self._defaults = defaults
-        self._check_values = check_values
+        self._used = used  # type name -> (variable class, sorted unique IDs): the costs' variables at analyze()
+
+    def _check_values(self, values):
+        """Raises MissingValueError naming the first variable a cost uses that `values` lacks."""
+        for type_name, (cls, ids) in self._used.items():
+            missing = values._values.first_missing(type_name, ids)
+            if missing >= 0:
+                raise MissingValueError(f"lsjit.solve: no initial value for {type_name} variable {missing}, which a "
+                                        "cost uses (solve(None) starts every variable at its default)")
+
+    def _defaults(self):
+        values = Values()
+        for cls, ids in self._used.values():
+            values._values.set_rows(cls._type, ids, np.tile(cls.default_params(), (len(ids), 1)))
+        return values
 
     def solve(self, initial=None, options=None, **fields):
         """Levenberg–Marquardt from `initial` (every variable's default value when None: a group's

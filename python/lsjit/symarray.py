@@ -37,6 +37,14 @@ class SymArray(np.ndarray):
     __hash__ = None
 
 
+def holds(x, kind):
+    """Whether x is a `kind` (lsjit.Sym, lsjit.SymBool) or an array or sequence holding one."""
+    if isinstance(x, kind):
+        return True
+    a = x if isinstance(x, np.ndarray) else np.asarray(x, dtype=object)
+    return a.dtype == object and any(isinstance(e, kind) for e in a.flat)
+
+
 def wrap(x):
     """x as a SymArray when it is an array of dtype object (a 0-d one as its element);
     anything else as it is."""
