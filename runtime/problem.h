@@ -258,7 +258,16 @@ class Problem {
   // empty AnalyzedProblem, whose solve() returns its initial values (see solve()).
   AnalyzedProblem analyze(const AnalyzeOptions& options = {}) const;
 
+  // What IncrementalSolver::update reads of a Problem holding one update's costs: the
+  // recorded groups and the set_constant() variables (internal; see parts()).
+  struct Parts {
+    const std::vector<std::unique_ptr<detail::CostGroup>>& groups;
+    const std::set<std::pair<std::string, int64_t>>& constant;
+  };
+
  private:
+  Parts parts() const { return {groups_, constant_}; }
+
   // What add() instantiates per cost and argument types is only what depends on them:
   // the batch lengths, the group's identity and trace, and the copying of IDs and data.
   // Checks, lookups and bookkeeping are the out-of-line functions below (problem.cpp), so
@@ -288,7 +297,11 @@ class Problem {
     if (std::is_trivially_copyable_v<F> || cost.identity != 0) {
       identity = std::string(typeid(F).name()) + '\0' + typeid(Tuple).name() + '\0' + cost.name +
                  '\0' + std::to_string(static_cast<int>(cost.kind));
-      if constexpr (std::is_trivially_copyable_v<F>)
+      // An empty closure (no capture) has one byte of no value: reading it made equal
+      // costs look different at random.
+      if constexpr (std::is_empty_v<F>)
+        identity += "\0empty";
+      else if constexpr (std::is_trivially_copyable_v<F>)
         identity += '\0' + std::string(reinterpret_cast<const char*>(&cost.function), sizeof(F));
       else
         identity += "\0object " + std::to_string(cost.identity);
@@ -324,6 +337,7 @@ class Problem {
   size_t instances_ = 0;
 
   friend class AnalyzedProblem;
+  friend class IncrementalSolver;
 };
 
 }  // namespace lsjit
