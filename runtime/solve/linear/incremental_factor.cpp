@@ -151,6 +151,11 @@ std::span<const double> IncrementalFactor::delta(int32_t v) const {
   return {delta_.data() + var.offset, static_cast<size_t>(var.dim)};
 }
 
+void IncrementalFactor::clear_delta(int32_t v) {
+  const Variable& var = vars_.at(v);
+  std::fill(delta_.begin() + var.offset, delta_.begin() + var.offset + var.dim, 0.0);
+}
+
 int32_t IncrementalFactor::new_clique_id() {
   if (!free_cliques_.empty()) {
     const int32_t id = free_cliques_.back();
@@ -253,7 +258,10 @@ void IncrementalFactor::order_top(Top& top) const {
 // Symbolic elimination of the ordered top: each rank's below set (its pattern neighbours
 // after it, and its etree children's below sets), the etree, and the fundamental supernodes
 // (a column joins its only child's supernode when their below sets nest exactly). Factors
-// and orphans go to the supernode of their earliest variable.
+// and orphans go to the supernode of their earliest variable. Not cut to a size: cutting
+// the dense top separator into a chain of small cliques did not shrink sphere2500's tops
+// (its updates reach a hundred poses through their loop closures anyway) and made their
+// fronts larger.
 void IncrementalFactor::build_supernodes(Top& top) const {
   const auto m = static_cast<int32_t>(top.vars.size());
   top.below.assign(m, {});
@@ -327,51 +335,61 @@ bool IncrementalFactor::factor_top(Top& top) {
   return true;
 }
 
+// Adds the symmetric block `H` (n x n, column-major) of a factor or child into the front's
+// lower triangle (all factor_panel reads): entry (r, c) of H goes to front row to[r],
+// column to[c], or to its mirror when that lies above the diagonal.
+void add_lower(double* F, int64_t m, const double* H, int64_t n, const int64_t* to) {
+  for (int64_t c = 0; c < n; ++c) {
+    const int64_t tc = to[c];
+    const double* column = H + c * n;
+    for (int64_t r = c; r < n; ++r) {
+      const int64_t tr = to[r];
+      F[tr >= tc ? tr + tc * m : tc + tr * m] += column[r];
+    }
+  }
+}
+
 // One front: F = the clique's factors + its children's contribution blocks, over F ∪ S with
-// the right-hand side −g beside it; then the panel, y, C and c (incremental_factor.h).
-bool IncrementalFactor::eliminate(Clique& q, const TopSupernode& sn, const std::vector<Clique>& fresh) {
-  const int64_t nf = q.nf, ns = q.ns, m = nf + ns;
-  front_.assign(m * m + kProductRowPad, 0.0);
-  std::vector<double> rhs(m, 0.0);
+// the right-hand side −g beside it, in F's lower triangle.
+void IncrementalFactor::assemble_front(const Clique& q, const TopSupernode& sn, const std::vector<Clique>& fresh) {
+  const int64_t m = q.nf + q.ns;
+  if (static_cast<int64_t>(front_.size()) < m * m + kProductRowPad) front_.resize(m * m + kProductRowPad);
+  double* F = front_.data();
+  for (int64_t c = 0; c < m; ++c) std::fill(F + c * m + c, F + (c + 1) * m, 0.0);
+  rhs_.assign(m, 0.0);
   int64_t offset = 0;
   for (int32_t v : q.vars) {
     front_offset_[v] = offset;
     offset += vars_[v].dim;
   }
-  double* F = front_.data();
   for (int64_t f : sn.factors) {
     const Factor& factor = factors_[f];
-    int64_t n = 0;
-    for (int32_t v : factor.vars) n += vars_[v].dim;
-    int64_t hb = 0;
-    for (int32_t b : factor.vars) {
-      const int64_t fb = front_offset_[b], db = vars_[b].dim;
-      int64_t ha = 0;
-      for (int32_t a : factor.vars) {
-        const int64_t fa = front_offset_[a], da = vars_[a].dim;
-        for (int64_t c = 0; c < db; ++c)
-          for (int64_t r = 0; r < da; ++r) F[(fa + r) + (fb + c) * m] += factor.H[(ha + r) + (hb + c) * n];
-        ha += da;
-      }
-      for (int64_t r = 0; r < db; ++r) rhs[fb + r] -= factor.g[hb + r];
-      hb += db;
-    }
+    to_.clear();
+    for (int32_t v : factor.vars)
+      for (int r = 0; r < vars_[v].dim; ++r) to_.push_back(front_offset_[v] + r);
+    const auto n = static_cast<int64_t>(to_.size());
+    add_lower(F, m, factor.H.data(), n, to_.data());
+    for (int64_t r = 0; r < n; ++r) rhs_[to_[r]] -= factor.g[r];
   }
   auto extend_add = [&](const Clique& child) {
-    std::vector<int64_t> to;  // child's separator scalar -> front row
+    to_.clear();
     for (size_t a = child.frontal_vars; a < child.vars.size(); ++a)
-      for (int r = 0; r < vars_[child.vars[a]].dim; ++r) to.push_back(front_offset_[child.vars[a]] + r);
-    const auto b = static_cast<int64_t>(to.size());
-    for (int64_t c = 0; c < b; ++c) {
-      double* column = F + to[c] * m;
-      const double* source = child.C.data() + c * b;
-      for (int64_t r = 0; r < b; ++r) column[to[r]] += source[r];
-      rhs[to[c]] += child.c[c];
-    }
+      for (int r = 0; r < vars_[child.vars[a]].dim; ++r) to_.push_back(front_offset_[child.vars[a]] + r);
+    add_lower(F, m, child.C.data(), child.ns, to_.data());
+    for (int64_t r = 0; r < child.ns; ++r) rhs_[to_[r]] += child.c[r];
   };
   for (int32_t s : sn.children) extend_add(fresh[s]);
   for (int32_t o : sn.orphans) extend_add(cliques_[o]);
+}
 
+// The front's partial factorization: the panel [L_FF; L_SF], y, and the contribution C
+// (lower triangle; ns x ns) and c (incremental_factor.h).
+bool IncrementalFactor::eliminate(Clique& q, const TopSupernode& sn, const std::vector<Clique>& fresh) {
+  const int64_t nf = q.nf, ns = q.ns, m = nf + ns;
+  stats_.front_entries += m * m;
+  assemble_front(q, sn, fresh);
+  for (int32_t v : q.vars) front_offset_[v] = -1;
+  double* F = front_.data();
   const int64_t bad = factor_panel(F, nf, m);
   if (bad >= 0) {
     last_error_ = "the system is not positive definite: pivot " + std::to_string(bad) + " of a clique of " +
@@ -379,23 +397,43 @@ bool IncrementalFactor::eliminate(Clique& q, const TopSupernode& sn, const std::
                   "unanchored gauge, or a non-finite value)";
     return false;
   }
-  q.y.assign(rhs.begin(), rhs.begin() + nf);
+  q.y.assign(rhs_.begin(), rhs_.begin() + nf);
   diagonal_solve(F, nf, m, q.y.data());
   if (ns > 0) {
     const int64_t ldw = product_leading_dimension(ns);
-    work_.assign(ldw * ldw, 0.0);
+    if (static_cast<int64_t>(work_.size()) < ldw * ldw) work_.resize(ldw * ldw);
     below_product(F, nf, ns, m, work_.data(), ldw);
-    q.C.resize(ns * ns);
+    q.C = take_spare(ns * ns);
     for (int64_t c = 0; c < ns; ++c)
-      for (int64_t r = c; r < ns; ++r)
-        q.C[r + c * ns] = q.C[c + r * ns] = F[(nf + r) + (nf + c) * m] - work_[r + c * ldw];
+      for (int64_t r = c; r < ns; ++r) q.C[r + c * ns] = F[(nf + r) + (nf + c) * m] - work_[r + c * ldw];
     q.c.resize(ns);
     below_multiply(F, nf, ns, m, q.y.data(), q.c.data());
-    for (int64_t r = 0; r < ns; ++r) q.c[r] = rhs[nf + r] - q.c[r];
+    for (int64_t r = 0; r < ns; ++r) q.c[r] = rhs_[nf + r] - q.c[r];
   }
-  q.panel.assign(F, F + m * nf);
-  for (int32_t v : q.vars) front_offset_[v] = -1;
+  q.panel = take_spare(m * nf);
+  std::copy(F, F + m * nf, q.panel.begin());
   return true;
+}
+
+// A buffer of n doubles (contents unspecified), from the freed cliques' buffers when one is
+// large enough: an update frees and makes cliques of similar sizes, and reusing their memory
+// spares the allocator and the page faults of fresh memory.
+Doubles IncrementalFactor::take_spare(int64_t n) {
+  for (size_t k = spare_.size(); k-- > 0;)
+    if (static_cast<int64_t>(spare_[k].capacity()) >= n) {
+      Doubles v = std::move(spare_[k]);
+      spare_[k] = std::move(spare_.back());
+      spare_.pop_back();
+      v.resize(n);
+      return v;
+    }
+  return Doubles(n);
+}
+
+void IncrementalFactor::give_spare(Doubles&& v) {
+  if (v.capacity() == 0) return;
+  if (spare_.size() >= kMaxSpares) spare_.erase(spare_.begin());
+  spare_.push_back(std::move(v));
 }
 
 // Swaps the new top in: frees the old cliques, files the new ones, re-hangs the orphans.
@@ -403,6 +441,8 @@ void IncrementalFactor::commit_top(Top& top) {
   for (int32_t q : top.old_cliques) {
     Clique& old = cliques_[q];
     stored_doubles_ -= static_cast<int64_t>(old.panel.size() + old.C.size());
+    give_spare(std::move(old.panel));
+    give_spare(std::move(old.C));
     old = Clique{};
     free_cliques_.push_back(q);
     --live_cliques_;

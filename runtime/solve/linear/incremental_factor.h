@@ -34,11 +34,37 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace lsjit::linear {
+
+// std::allocator whose value-initialization (resize, the size constructor) leaves the
+// elements unset: panels and blocks are written in full right after they are sized, and
+// zeroing them first was a tenth of an update's time.
+template <class T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <class U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) {}
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+};
+using Doubles = std::vector<double, UninitializedAllocator<double>>;
 
 class IncrementalFactor {
  public:
@@ -47,6 +73,7 @@ class IncrementalFactor {
     int64_t cliques_refactored = 0;     // new cliques of the top
     int64_t variables_reeliminated = 0; // variables of the top
     int64_t orphans = 0;                // untouched subtrees re-hung under the new top
+    int64_t front_entries = 0;          // Σ (frontal + separator scalars)² over the new cliques
     int64_t cliques_backsubstituted = 0;
     int64_t variables_changed = 0;      // by the last back_substitute
   };
@@ -89,6 +116,9 @@ class IncrementalFactor {
 
   // δ of v (dim(v) scalars), as of the last back_substitute (zero before).
   std::span<const double> delta(int32_t v) const;
+  // Sets δ of v to zero: after the caller moved v's linearization point by δ (the next
+  // back_substitute rewrites it, v being marked by its relinearized factors).
+  void clear_delta(int32_t v);
 
   const Stats& stats() const { return stats_; }
   int64_t num_cliques() const { return live_cliques_; }
@@ -109,14 +139,15 @@ class IncrementalFactor {
   };
   // One supernode: frontal variables F (eliminated here, in order) and separator S (the
   // later variables its columns reach). panel: (nf + ns) x nf column-major, [L_FF; L_SF];
-  // y = L_FF⁻¹ (−g_F after the updates from below); C (ns x ns, full) and c (ns): what the
+  // y = L_FF⁻¹ (−g_F after the updates from below); C (ns x ns, lower triangle) and c (ns): what the
   // subtree rooted here sends to its ancestors: the Schur complement of the subtree's
   // variables out of [H, −g] restricted to S.
   struct Clique {
     std::vector<int32_t> vars;      // F then S
     int32_t frontal_vars = 0;
     int64_t nf = 0, ns = 0;         // scalars
-    std::vector<double> panel, y, C, c;
+    Doubles panel, C;
+    std::vector<double> y, c;
     int32_t parent = -1;
     std::vector<int32_t> children;
     bool live = false;
@@ -133,7 +164,10 @@ class IncrementalFactor {
   bool factor_top(Top& top);
   void commit_top(Top& top);
   struct TopSupernode;
+  void assemble_front(const Clique& q, const TopSupernode& sn, const std::vector<Clique>& fresh);
   bool eliminate(Clique& q, const TopSupernode& sn, const std::vector<Clique>& fresh);
+  Doubles take_spare(int64_t n);
+  void give_spare(Doubles&& v);
   int32_t new_clique_id();
 
   std::vector<Variable> vars_;
@@ -147,7 +181,11 @@ class IncrementalFactor {
   std::vector<int32_t> changed_;          // by the last back_substitute
   std::vector<uint32_t> changed_epoch_;   // per variable
   uint32_t epoch_ = 0;
-  std::vector<double> front_, work_;      // scratch
+  Doubles front_, work_;                    // scratch
+  std::vector<double> rhs_;
+  std::vector<int64_t> to_;                 // scratch: front rows of a factor or child
+  static constexpr size_t kMaxSpares = 64;
+  std::vector<Doubles> spare_;              // freed cliques' buffers, for take_spare
   std::vector<int64_t> front_offset_;     // per variable: its offset in the current front
   int64_t live_cliques_ = 0, stored_doubles_ = 0;
   Stats stats_;
