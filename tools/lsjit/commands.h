@@ -15,5 +15,6 @@ int trace_command(const Args& args, std::ostream& out, std::ostream& err);
 int cache_command(const Args& args, std::ostream& out, std::ostream& err);  // lsjit cache
 int solve_command(const Args& args, std::ostream& out, std::ostream& err);  // lsjit solve
 int generate_command(const Args& args, std::ostream& out, std::ostream& err);  // lsjit generate
+int replay_command(const Args& args, std::ostream& out, std::ostream& err);    // lsjit replay
 
 }  // namespace lsjit::cli

@@ -42,6 +42,10 @@ commands:
                [--seed S] --out FILE [--truth TRUTH]
                       write a synthetic problem with a known ground truth, as g2o or BAL
                       (lsjit generate help)
+  replay FILE.g2o [--json] [--plot FILE.svg]
+                      add a pose graph's poses one at a time to the incremental solver
+                      (GTSAM's ISAM2 replay): time per update, final cost against a batch
+                      solve (lsjit replay help)
   help                show this message
 )";
 
@@ -67,6 +71,11 @@ int main(int argc, char** argv) {
       return status;
     }
     if (command == "generate") return lsjit::cli::generate_command(args, std::cout, std::cerr);
+    if (command == "replay") {
+      const int status = lsjit::cli::replay_command(args, std::cout, std::cerr);
+      lsjit::compiler::wait_for_background_compiles();
+      return status;
+    }
     if (command == "help" || command == "--help" || command == "-h") {
       std::cout << kUsage;
       return 0;
