@@ -144,3 +144,20 @@ TEST_CASE("docs/solving.md lists every solver option with its default and valid 
     CHECK(unquoted(documented[name][1]) == expected);
   }
 }
+
+TEST_CASE("docs/incremental.md lists every IncrementalOptions field with its default") {
+  std::map<std::string, std::string> declared;
+  declared_fields(read_source_file("runtime/incremental_solver.h"), "IncrementalOptions", "", declared);
+  REQUIRE(declared.size() == 4);
+  const auto rows =
+      rows_of(table_after(read_source_file("docs/incremental.md"), "## Options (IncrementalOptions) and ISAM2's"));
+  REQUIRE(rows.size() == declared.size());
+  for (const auto& row : rows) {
+    REQUIRE(row.size() == 4);
+    CAPTURE(row[0]);
+    REQUIRE(declared.count(row[0]) == 1);
+    const std::string initializer = declared[row[0]];
+    if (initializer.empty()) CHECK(row[1] == "{}");
+    else CHECK(std::stod(row[1]) == std::stod(initializer));
+  }
+}
