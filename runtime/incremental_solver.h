@@ -36,6 +36,9 @@
 // new variable no cost uses (a constant one may come before its costs); set_constant on
 // an existing variable; an unknown or repeated
 // handle in `removed`, or one whose removal leaves a variable without costs; a constraint.
+// A new cost whose value or derivatives are not finite at its variables' values (a log of
+// a negative number, say) is rejected the same way, before anything changes. Relinearizing
+// at θ ⊕ δ can meet the same: update() then throws, and the solver cannot go on.
 // If the updated system is not positive definite (an unanchored gauge, say), update()
 // relinearizes everything at the estimate and eliminates everything again; if that fails too
 // it throws, with the update's costs and variables added but the estimate unchanged.

@@ -123,6 +123,52 @@ void check_removed(const IncrementalState& s, const Problem::Parts& costs, std::
   }
 }
 
+// Throws lsjit::Error naming instance i of `kind` when its linearization is not finite (the
+// cost's value or derivatives overflowed or hit a NaN at θ).
+void check_finite(const IncrementalState& s, const CostType& kind, int32_t i, const LinearizedInstance& lin) {
+  bool finite = true;
+  for (double x : lin.H) finite = finite && std::isfinite(x);
+  for (double x : lin.g) finite = finite && std::isfinite(x);
+  if (finite) return;
+  std::string vars;
+  for (size_t slot = 0; slot < kind.rows.size(); ++slot) {
+    const TypeState& type = s.types[kind.slot_type[slot]];
+    vars += (slot ? ", " : "") + variable_name(type.type->name, type.ids[kind.rows[slot][i]]);
+  }
+  throw Error(kWhere + "cost '" + kind.name + "' on " + vars +
+              " has a non-finite value or derivative where its variables were relinearized (θ ⊕ δ); the solver "
+              "cannot continue from there: start a new one, or give the cost a domain that covers the step");
+}
+
+// Every new instance linearizes to finite numbers at its variables' values (θ, or the new
+// value): checked before anything changes, so that a cost that overflows or takes the log of
+// a negative number there rejects the update whole.
+void check_linearizable(const IncrementalState& s, const Problem::Parts& costs, const std::vector<uint32_t>& kinds,
+                        const std::map<VariableKey, NewVariable>& fresh) {
+  for (size_t k = 0; k < costs.groups.size(); ++k) {
+    const CostGroup& g = *costs.groups[k];
+    std::vector<std::vector<double>> params(g.var_types.size());
+    for (size_t slot = 0; slot < g.var_types.size(); ++slot) {
+      const VariableType& type = *g.var_types[slot];
+      for (int64_t id : g.ids[slot]) {
+        const double* p;
+        if (const int32_t row = find_row(s, type.name, id); row >= 0)
+          p = s.types[s.type_index.find(type.name)->second].theta.data() + int64_t{row} * type.ambient;
+        else p = fresh.at(VariableKey{type.name, id}).params;
+        params[slot].insert(params[slot].end(), p, p + type.ambient);
+      }
+    }
+    const int64_t bad = first_non_finite(s.costs[kinds[k]], g, params);
+    if (bad < 0) continue;
+    std::string vars;
+    for (size_t slot = 0; slot < g.var_types.size(); ++slot)
+      vars += (slot ? ", " : "") + variable_name(g.var_types[slot]->name, g.ids[slot][bad]);
+    throw Error(kWhere + "cost '" + g.name + "' on " + vars +
+                " has a non-finite value or derivative at its variables' values (θ, or the new values): expected "
+                "a cost that is finite there");
+  }
+}
+
 // θ of (type, row) ← θ ⊕ δ of its column; the estimate's and θ's mirrors follow.
 void retract_row(IncrementalState& s, uint32_t t, int32_t row, std::span<const double> delta, double* out) {
   TypeState& type = s.types[t];
@@ -139,7 +185,9 @@ void relinearize_costs(IncrementalState& s, const std::vector<std::pair<uint32_t
     std::sort(instances.begin(), instances.end());
     instances.erase(std::unique(instances.begin(), instances.end()), instances.end());
     linearize(s, kind, instances, [&](int32_t i, const LinearizedInstance& lin) {
-      if (s.costs[kind].factor[i] >= 0) s.factor.replace_factor(s.costs[kind].factor[i], lin.H, lin.g);
+      if (s.costs[kind].factor[i] < 0) return;
+      check_finite(s, s.costs[kind], i, lin);
+      s.factor.replace_factor(s.costs[kind].factor[i], lin.H, lin.g);
     });
   }
 }
@@ -213,7 +261,9 @@ int64_t add_costs(IncrementalState& s, const Problem::Parts& costs, const std::v
     std::vector<int32_t> instances(g.instances);
     for (size_t i = 0; i < g.instances; ++i) instances[i] = first + static_cast<int32_t>(i);
     linearize(s, kinds[k], instances, [&](int32_t i, const LinearizedInstance& lin) {
-      if (!lin.columns.empty()) kind.factor[i] = s.factor.add_factor(lin.columns, lin.H, lin.g, true);
+      if (lin.columns.empty()) return;
+      check_finite(s, kind, i, lin);
+      kind.factor[i] = s.factor.add_factor(lin.columns, lin.H, lin.g, true);
     });
     added += static_cast<int64_t>(g.instances);
   }
@@ -284,6 +334,7 @@ UpdateSummary IncrementalSolver::update(Problem&& new_costs, const Values& new_v
   check_cost_variables(s, costs, fresh);
   check_removed(s, costs, removed);
   const std::vector<uint32_t> kinds = find_cost_types(s, costs.groups, summary);
+  check_linearizable(s, costs, kinds, fresh);
 
   if (++s.updates % s.options.relinearize_skip == 0) summary.variables_relinearized = relinearize(s, false);
   add_variables(s, fresh);

@@ -1,6 +1,7 @@
 #include "lsjit/runtime/incremental/linearize.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "lsjit/common/error.h"
 
@@ -131,6 +132,40 @@ void linearize(const IncrementalState& state, uint32_t kind_index, std::span<con
     }
     use(i, out);
   }
+}
+
+int64_t first_non_finite(const CostType& kind, const CostGroup& group, const std::vector<std::vector<double>>& params) {
+  const compiler::Kernel& kernel = *kind.normal;
+  const auto n = static_cast<int64_t>(group.instances);
+  std::vector<std::vector<int32_t>> indices(params.size(), std::vector<int32_t>(group.instances));
+  std::vector<const int32_t*> index_ptr;
+  std::vector<const double*> value_ptr;
+  for (size_t s = 0; s < params.size(); ++s) {
+    for (int64_t i = 0; i < n; ++i) indices[s][i] = static_cast<int32_t>(i);
+    index_ptr.push_back(indices[s].data());
+    value_ptr.push_back(params[s].data());
+  }
+  std::vector<std::vector<double>> outputs;
+  std::vector<double*> output_ptr;
+  for (const compiler::OutputArray& a : kernel.layout.outputs) outputs.emplace_back(a.per_instance * n);
+  for (auto& o : outputs) output_ptr.push_back(o.data());
+  const compiler::ScatterTables scatter = compiler::contiguous_scatter(kernel.layout, output_ptr.data(), n);
+  compiler::KernelArgs args;
+  args.begin = 0;
+  args.end = n;
+  args.indices = index_ptr.data();
+  args.values = value_ptr.data();
+  args.data = group.data.empty() ? nullptr : group.data.data();
+  args.outputs = output_ptr.data();
+  args.scatter = scatter.pointers.data();
+  kernel(args);
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const uint32_t per = kernel.layout.outputs[k].per_instance;
+    for (int64_t i = 0; i < n; ++i)
+      for (uint32_t c = 0; c < per; ++c)
+        if (!std::isfinite(outputs[k][i * per + c])) return i;
+  }
+  return -1;
 }
 
 double total_cost(const IncrementalState& state, const Values& values) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lsjit/runtime/incremental/incremental_state.h"
+#include "lsjit/runtime/problem.h"
 
 namespace lsjit::detail {
 
@@ -26,6 +27,13 @@ struct LinearizedInstance {
 // instance number and its linear factor, in order.
 void linearize(const IncrementalState& state, uint32_t kind, std::span<const int32_t> instances,
                const std::function<void(int32_t, const LinearizedInstance&)>& use);
+
+// Whether every instance of `group` (of cost type `kind`) linearizes to finite numbers at
+// `params` (per slot: the instances' parameters one after another, ambient doubles each):
+// its NormalEquations kernel's cost, gradient and blocks. Returns the first instance that
+// does not, or -1. What update() checks before it changes anything; the linearization
+// itself then gives the same numbers.
+int64_t first_non_finite(const CostType& kind, const CostGroup& group, const std::vector<std::vector<double>>& params);
 
 // ½ Σ ρ(‖r‖²) of the live instances of every cost type, with the variables' parameters
 // taken from `values` (each type's rows in `rows_of(type)` order); throws lsjit::Error

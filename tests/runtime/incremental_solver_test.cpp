@@ -267,6 +267,16 @@ TEST_CASE("IncrementalSolver: bad input is an error that changes nothing") {
   {  // removing the only cost of a variable
     rejected(Problem{}, {}, {solver.last_added()}, "without a cost");
   }
+  {  // a cost that is not finite at its values: log of a negative number
+    auto log_cost = lsjit::cost("incremental_log_of_negative", [](const auto& v, VecVar<1> x, SE2Var pose) {
+      return std::array<Sym, 2>{log(v[x](0)), v[pose].translation()(0)};
+    });
+    Problem p;
+    p.add(log_cost, VecVar<1>(0), SE2Var(3));
+    Values v;
+    v.set(VecVar<1>(0), Eigen::Matrix<double, 1, 1>(-1.0));
+    rejected(std::move(p), v, {}, "cost 'incremental_log_of_negative' on Vec1 variable 0, SE2 variable 3 has a non-finite");
+  }
   {  // set_constant on an existing variable
     Problem p;
     p.add(standard_costs::se2_between_cost(), SE2Var(2), SE2Var(9), z, U);
