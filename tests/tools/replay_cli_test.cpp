@@ -51,6 +51,13 @@ TEST_CASE("cli: lsjit replay feeds a graph pose by pose and ends at the batch so
     const std::string svg = file_contents(plot);
     CHECK(svg.rfind("<svg", 0) == 0);
     CHECK(svg.find("<polyline") != std::string::npos);
+    const auto checked = run("replay " + graph.string() + " --json --compare-batch", cache);
+    REQUIRE(checked.exit_code == 0);
+    size_t checkpoints = 0;
+    for (size_t at = checked.out.find("\"batch_resolve_s\": "); at != std::string::npos;
+         at = checked.out.find("\"batch_resolve_s\": ", at + 1))
+      ++checkpoints;
+    CHECK(checkpoints == 3);
     const auto text = run("replay " + graph.string(), cache);
     CHECK(text.exit_code == 0);
     CHECK(text.out.find("time per update: median ") != std::string::npos);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -25,7 +26,7 @@
 namespace lsjit::cli {
 namespace {
 
-constexpr const char* kReplayUsage = R"(usage: lsjit replay FILE.g2o [--json] [--plot FILE.svg]
+constexpr const char* kReplayUsage = R"(usage: lsjit replay FILE.g2o [--json] [--plot FILE.svg] [--compare-batch]
                     [--relinearize-threshold X] [--relinearize-skip N] [--wildfire X]
 
 Adds the graph's poses to lsjit's incremental solver in ascending id order, each with its
@@ -37,6 +38,9 @@ maximum), the total time (reading, updates, final estimate) and the final cost b
 batch solve of the same file (lsjit solve's).
 
 --json                      one JSON object instead of the text
+--compare-batch             also re-solve everything added so far as a batch (analyze and
+                            solve from the estimate) after 1/4, 1/2 and all of the poses,
+                            against the median update around that step (not in the totals)
 --plot FILE.svg             time per update against the step
 --relinearize-threshold X   IncrementalOptions::relinearize_threshold (default 0.03)
 --relinearize-skip N        IncrementalOptions::relinearize_skip (default 5)
@@ -47,7 +51,15 @@ batch solve of the same file (lsjit solve's).
 struct ReplayFlags {
   std::string file, plot_file;
   bool json = false;
+  bool compare_batch = false;
   IncrementalOptions options;
+};
+
+// A batch re-solve at one step of the replay, against the updates around it.
+struct Checkpoint {
+  size_t step = 0;
+  double batch_s = 0;            // analyze + solve of every pose so far, from the estimate
+  double update_median_s = 0;    // the median update over steps [step - 50, step + 50]
 };
 
 struct ReplayResult {
@@ -59,6 +71,7 @@ struct ReplayResult {
   int64_t compiles = 0, traces = 0, full_refactors = 0, relinearized = 0;
   double linearize_s = 0, factor_s = 0, solve_s = 0;  // summed over the updates
   std::vector<int64_t> reeliminated, backsubstituted, changed, front_entries;  // per update
+  std::vector<Checkpoint> checkpoints;  // --compare-batch
 };
 
 // The driver's percentile: the sorted value at round(p (n − 1)).
@@ -99,9 +112,37 @@ UpdateSummary add_pose(IncrementalSolver& solver, const io::PoseGraph& graph, co
   return solver.update(std::move(costs), start);
 }
 
+// The poses added so far (the first `count` of `order`) and the edges among them, at the
+// solver's estimate, solved as a batch (warm kernels: the batch cost type was looked up
+// before): what re-solving from scratch at this step would cost.
+double batch_resolve_s(const io::PoseGraph& graph, const std::vector<size_t>& order, size_t count,
+                       const Values& estimate) {
+  io::PoseGraph sub;
+  sub.dimension = graph.dimension;
+  sub.fixed = graph.fixed;
+  std::set<int64_t> ids;
+  for (size_t k = 0; k < count; ++k) {
+    const size_t at = order[k];
+    sub.vertex_ids.push_back(graph.vertex_ids[at]);
+    ids.insert(graph.vertex_ids[at]);
+    if (graph.dimension == 2) sub.poses2.push_back(graph.poses2[at]);
+    else sub.poses3.push_back(graph.poses3[at]);
+  }
+  for (const auto& e : graph.edges2)
+    if (ids.count(e.from) && ids.count(e.to)) sub.edges2.push_back(e);
+  for (const auto& e : graph.edges3)
+    if (ids.count(e.from) && ids.count(e.to)) sub.edges3.push_back(e);
+  update_poses(sub, estimate);
+  const auto start = Clock::now();
+  PoseGraphProblem p = make_pose_graph_problem(sub);
+  const SolveResult solved = p.problem.analyze().solve(p.initial, pose_graph_solver_options());
+  (void)solved;
+  return seconds_since(start);
+}
+
 // The replay itself: one update per pose, timed.
 template <class Var, class Pose>
-void replay(const io::PoseGraph& graph, const IncrementalOptions& options, ReplayResult& r) {
+void replay(const io::PoseGraph& graph, const IncrementalOptions& options, bool compare_batch, ReplayResult& r) {
   std::vector<size_t> order(graph.vertex_ids.size());
   for (size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return graph.vertex_ids[a] < graph.vertex_ids[b]; });
@@ -134,6 +175,16 @@ void replay(const io::PoseGraph& graph, const IncrementalOptions& options, Repla
     r.changed.push_back(s.variables_changed);
     r.front_entries.push_back(s.front_entries);
     previous = id;
+    const size_t step = r.update_s.size();
+    if (compare_batch && order.size() >= 8 && (step == order.size() / 4 || step == order.size() / 2 || step == order.size()))
+      r.checkpoints.push_back({step - 1,  // the faster of two: the first may load OpenBLAS, trace, analyze
+                               std::min(batch_resolve_s(graph, order, step, solver.estimate()),
+                                        batch_resolve_s(graph, order, step, solver.estimate())),
+                               0});
+  }
+  for (Checkpoint& c : r.checkpoints) {
+    const size_t lo = c.step >= 50 ? c.step - 50 : 0, hi = std::min(r.update_s.size(), c.step + 51);
+    c.update_median_s = percentile(std::vector<double>(r.update_s.begin() + lo, r.update_s.begin() + hi), 0.5);
   }
   r.final_cost = solver.cost();
   r.compiles = solver.compiles();
@@ -174,6 +225,10 @@ void print_text(const ReplayFlags& f, const ReplayResult& r, std::ostream& out) 
   std::snprintf(line, sizeof line, "final cost %.10g; batch solve %.10g (%d iterations, %s): %+.2e relative\n",
                 r.final_cost, r.batch_final_cost, r.batch_iterations, seconds(r.batch_s).c_str(), relative_gap(r));
   out << line;
+  for (const Checkpoint& c : r.checkpoints)
+    out << "at step " << c.step + 1 << ": a batch re-solve takes " << seconds(c.batch_s) << ", an update "
+        << seconds(c.update_median_s) << " (median of the steps around it): "
+        << static_cast<int64_t>(c.batch_s / std::max(c.update_median_s, 1e-9)) << "x\n";
   out << "compiles " << r.compiles << ", traces " << r.traces << ", variables relinearized " << r.relinearized
       << ", full refactors " << r.full_refactors << "\n";
 }
@@ -198,7 +253,12 @@ void print_json(const ReplayResult& r, std::ostream& out) {
       << json_number(median(r.reeliminated)) << ", \"reeliminated_mean\": " << json_number(mean(r.reeliminated))
       << ", \"backsubstituted_cliques_mean\": " << json_number(mean(r.backsubstituted))
       << ", \"changed_variables_mean\": " << json_number(mean(r.changed))
-      << ", \"front_entries_mean\": " << json_number(mean(r.front_entries)) << "}\n";
+      << ", \"front_entries_mean\": " << json_number(mean(r.front_entries)) << ", \"batch_checkpoints\": [";
+  for (size_t k = 0; k < r.checkpoints.size(); ++k)
+    out << (k ? ", " : "") << "{\"step\": " << r.checkpoints[k].step + 1
+        << ", \"batch_resolve_s\": " << json_number(r.checkpoints[k].batch_s)
+        << ", \"update_s_median\": " << json_number(r.checkpoints[k].update_median_s) << "}";
+  out << "]}\n";
 }
 
 // Time per update against the step, log scale.
@@ -234,6 +294,7 @@ std::string replay_plot_svg(const std::string& name, const std::vector<double>& 
 bool parse_replay_flags(const Args& args, ReplayFlags& f, std::ostream& err) {
   CLI::App app;
   app.add_flag("--json", f.json);
+  app.add_flag("--compare-batch", f.compare_batch);
   app.add_option("--plot", f.plot_file);
   app.add_option("--relinearize-threshold", f.options.relinearize_threshold)->check(number_in(0, 1e6));
   app.add_option("--relinearize-skip", f.options.relinearize_skip)->check(integer_in(1, 1000000));
@@ -270,9 +331,10 @@ int replay_command(const Args& args, std::ostream& out, std::ostream& err) {
                   "file's vertices where no odometry edge gives them");
     r.poses = graph.vertex_ids.size();
     r.edges = graph.dimension == 2 ? graph.edges2.size() : graph.edges3.size();
-    if (graph.dimension == 2) replay<SE2Var, SE2d>(graph, f.options, r);
-    else replay<SE3Var, SE3d>(graph, f.options, r);
+    if (graph.dimension == 2) replay<SE2Var, SE2d>(graph, f.options, f.compare_batch, r);
+    else replay<SE3Var, SE3d>(graph, f.options, f.compare_batch, r);
     r.total_s = seconds_since(start);
+    for (const Checkpoint& c : r.checkpoints) r.total_s -= c.batch_s;  // not part of the replay
     batch(graph, r);
     if (!f.plot_file.empty())
       io::detail::write_file_atomically(f.plot_file,
