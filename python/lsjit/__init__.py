@@ -24,6 +24,7 @@ from . import io  # noqa: E402
 from ._lsjit import (ConcretizationTypeError, Error, InputError, MissingValueError, SolveSummary, Sym, SymBool,
                      TraceError, select)
 from .costs import Cost, CostInstances, cost
+from .incremental import IncrementalSolver
 from .lie import SE2, SE3, SO2, SO3
 from .problem import (AnalyzedProblem, LeastSquaresProblem, Loss, Problem, SolveResult, SolverOptions, Values,
                       arctan_loss, cauchy_loss, huber_loss, soft_l_one_loss, solve_batch, solve_sequence, sweep,
@@ -34,7 +35,7 @@ from .variables import (ScalarVar, SE2Var, SE3Var, SO2Var, SO3Var, Var, Vec1Var,
 where = numpy.where
 
 __all__ = [
-    "AnalyzedProblem", "ConcretizationTypeError", "Cost", "CostInstances", "Error", "InputError",
+    "AnalyzedProblem", "ConcretizationTypeError", "Cost", "CostInstances", "Error", "IncrementalSolver", "InputError",
     "MissingValueError", "TraceError", "LeastSquaresProblem", "Loss", "Problem", "SE2",
     "SE2Var", "SE3", "SE3Var", "SO2", "SO2Var", "SO3", "SO3Var", "ScalarVar", "SolveResult", "SolveSummary",
     "SolverOptions", "Sym", "SymBool", "Values", "Var", "Vec1Var", "Vec2Var", "Vec3Var", "Vec4Var", "Vec5Var",

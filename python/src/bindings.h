@@ -62,6 +62,7 @@ void bind_trace(py::module_& m);  // trace_bindings.cpp: Sym, SymBool, math, tra
 void bind_lie(py::module_& m);    // lie_bindings.cpp: SO2 SE2 SO3 SE3 of Sym and of double
 void bind_solve(py::module_& m);  // solve_bindings.cpp: Problem, Values, options, summary
 void bind_cache(py::module_& m);  // cache_bindings.cpp: lsjit cache's subcommands
+void bind_incremental(py::module_& m);  // incremental_bindings.cpp: IncrementalSolver
 void bind_io(py::module_& m);     // io_bindings.cpp: the g2o and BAL readers
 
 }  // namespace lsjit::python

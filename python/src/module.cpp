@@ -113,4 +113,5 @@ PYBIND11_MODULE(_lsjit, m) {
   lsjit::python::bind_solve(m);
   lsjit::python::bind_cache(m);
   lsjit::python::bind_io(m);
+  lsjit::python::bind_incremental(m);
 }
