@@ -237,10 +237,12 @@ TEST_CASE("soak: kernels of a structure that changes every cycle are released by
   // The calibration must see something, or the bounds below would be vacuous.
   REQUIRE(per_structure > 4096);
   // Released: from the first sample to the last, kCycles - kClearEvery structures came
-  // and went; kept, they would add that many times per_structure. Allow a quarter of it
-  // for allocator noise (observed: no growth at all).
+  // and went; kept, they would add that many times per_structure. Allow half of it for
+  // allocator noise: a structure costs about 13 KiB here, so all_kept is under 3 MiB, and
+  // a clean run has been seen to step up by one 1 MiB chunk once and stay there (CI, a
+  // quarter then failed a run without any leak); keeping every kernel still fails.
   const double all_kept = (kCycles - kClearEvery) * per_structure;
-  CHECK(static_cast<double>(rss.back() - rss.front()) < all_kept / 4);
+  CHECK(static_cast<double>(rss.back() - rss.front()) < all_kept / 2);
   // And the run never needs more than the calibration did while holding kHeld structures
   // (at most kClearEvery are held at once here; the allocator reuses what was freed).
   const int64_t rss_max = *std::max_element(rss.begin(), rss.end());
