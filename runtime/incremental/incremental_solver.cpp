@@ -150,11 +150,14 @@ void check_linearizable(const IncrementalState& s, const Problem::Parts& costs, 
     std::vector<std::vector<double>> params(g.var_types.size());
     for (size_t slot = 0; slot < g.var_types.size(); ++slot) {
       const VariableType& type = *g.var_types[slot];
+      const auto known = s.type_index.find(type.name);
+      const TypeState* state_type = known == s.type_index.end() ? nullptr : &s.types[known->second];
       for (int64_t id : g.ids[slot]) {
-        const double* p;
-        if (const int32_t row = find_row(s, type.name, id); row >= 0)
-          p = s.types[s.type_index.find(type.name)->second].theta.data() + int64_t{row} * type.ambient;
-        else p = fresh.at(VariableKey{type.name, id}).params;
+        const double* p = nullptr;
+        if (state_type)
+          if (const auto row = state_type->row_of.find(id); row != state_type->row_of.end())
+            p = state_type->theta.data() + int64_t{row->second} * type.ambient;
+        if (!p) p = fresh.at(VariableKey{type.name, id}).params;
         params[slot].insert(params[slot].end(), p, p + type.ambient);
       }
     }
@@ -169,10 +172,10 @@ void check_linearizable(const IncrementalState& s, const Problem::Parts& costs, 
   }
 }
 
-// θ of (type, row) ← θ ⊕ δ of its column; the estimate's and θ's mirrors follow.
-void retract_row(IncrementalState& s, uint32_t t, int32_t row, std::span<const double> delta, double* out) {
-  TypeState& type = s.types[t];
-  double* theta = type.theta.data() + int64_t{row} * type.type->ambient;
+// θ ⊕ δ of (type, row) into `out` (ambient doubles); θ itself is unchanged.
+void retract_row(const IncrementalState& s, uint32_t t, int32_t row, std::span<const double> delta, double* out) {
+  const TypeState& type = s.types[t];
+  const double* theta = type.theta.data() + int64_t{row} * type.type->ambient;
   type.type->retract(theta, delta.data(), out);
 }
 

@@ -22,23 +22,9 @@ struct Batch {
 // the scratch buffers stay small and warm (a relinearization may take thousands at once).
 constexpr size_t kChunk = 128;
 
-// Runs `kernel` of cost type `kind` on `instances` (at most kChunk), with per-slot value
-// arrays `values`, into `b` (reused between calls: its buffers keep their memory).
-void run(const CostType& kind, const compiler::Kernel& kernel, std::span<const int32_t> instances,
-         const std::vector<const double*>& values, Batch& b) {
-  const auto n = static_cast<int64_t>(instances.size());
-  b.indices.resize(kind.rows.size());
-  b.index_ptr.clear();
-  for (size_t s = 0; s < kind.rows.size(); ++s) {
-    b.indices[s].clear();
-    for (int32_t i : instances) b.indices[s].push_back(kind.rows[s][i]);
-    b.index_ptr.push_back(b.indices[s].data());
-  }
-  b.value_ptr = values;
-  b.data.clear();
-  for (int32_t i : instances)
-    b.data.insert(b.data.end(), kind.data.begin() + int64_t{i} * kind.data_stride,
-                  kind.data.begin() + int64_t{i + 1} * kind.data_stride);
+// Calls `kernel` on n instances whose inputs b.index_ptr, b.value_ptr and `data` already
+// hold, into b.outputs (sized here; contiguous, scattered arrays included).
+void call(const compiler::Kernel& kernel, const double* data, int64_t n, Batch& b) {
   b.outputs.resize(kernel.layout.outputs.size());
   b.output_ptr.clear();
   for (size_t k = 0; k < b.outputs.size(); ++k) {
@@ -51,10 +37,29 @@ void run(const CostType& kind, const compiler::Kernel& kernel, std::span<const i
   args.end = n;
   args.indices = b.index_ptr.data();
   args.values = b.value_ptr.data();
-  args.data = b.data.empty() ? nullptr : b.data.data();
+  args.data = data;
   args.outputs = b.output_ptr.data();
   args.scatter = scatter.pointers.data();
   kernel(args);
+}
+
+// Runs `kernel` of cost type `kind` on `instances` (at most kChunk), with per-slot value
+// arrays `values`, into `b` (reused between calls: its buffers keep their memory).
+void run(const CostType& kind, const compiler::Kernel& kernel, std::span<const int32_t> instances,
+         const std::vector<const double*>& values, Batch& b) {
+  b.indices.resize(kind.rows.size());
+  b.index_ptr.clear();
+  for (size_t s = 0; s < kind.rows.size(); ++s) {
+    b.indices[s].clear();
+    for (int32_t i : instances) b.indices[s].push_back(kind.rows[s][i]);
+    b.index_ptr.push_back(b.indices[s].data());
+  }
+  b.value_ptr = values;
+  b.data.clear();
+  for (int32_t i : instances)
+    b.data.insert(b.data.end(), kind.data.begin() + int64_t{i} * kind.data_stride,
+                  kind.data.begin() + int64_t{i + 1} * kind.data_stride);
+  call(kernel, b.data.empty() ? nullptr : b.data.data(), static_cast<int64_t>(instances.size()), b);
 }
 
 Batch& scratch() {
@@ -137,33 +142,19 @@ void linearize(const IncrementalState& state, uint32_t kind_index, std::span<con
 int64_t first_non_finite(const CostType& kind, const CostGroup& group, const std::vector<std::vector<double>>& params) {
   const compiler::Kernel& kernel = *kind.normal;
   const auto n = static_cast<int64_t>(group.instances);
-  std::vector<std::vector<int32_t>> indices(params.size(), std::vector<int32_t>(group.instances));
-  std::vector<const int32_t*> index_ptr;
-  std::vector<const double*> value_ptr;
+  Batch b;  // instance k reads row k of each slot's params
+  b.indices.assign(params.size(), std::vector<int32_t>(group.instances));
   for (size_t s = 0; s < params.size(); ++s) {
-    for (int64_t i = 0; i < n; ++i) indices[s][i] = static_cast<int32_t>(i);
-    index_ptr.push_back(indices[s].data());
-    value_ptr.push_back(params[s].data());
+    for (int64_t i = 0; i < n; ++i) b.indices[s][i] = static_cast<int32_t>(i);
+    b.index_ptr.push_back(b.indices[s].data());
+    b.value_ptr.push_back(params[s].data());
   }
-  std::vector<std::vector<double>> outputs;
-  std::vector<double*> output_ptr;
-  for (const compiler::OutputArray& a : kernel.layout.outputs) outputs.emplace_back(a.per_instance * n);
-  for (auto& o : outputs) output_ptr.push_back(o.data());
-  const compiler::ScatterTables scatter = compiler::contiguous_scatter(kernel.layout, output_ptr.data(), n);
-  compiler::KernelArgs args;
-  args.begin = 0;
-  args.end = n;
-  args.indices = index_ptr.data();
-  args.values = value_ptr.data();
-  args.data = group.data.empty() ? nullptr : group.data.data();
-  args.outputs = output_ptr.data();
-  args.scatter = scatter.pointers.data();
-  kernel(args);
-  for (size_t k = 0; k < outputs.size(); ++k) {
+  call(kernel, group.data.empty() ? nullptr : group.data.data(), n, b);
+  for (size_t k = 0; k < b.outputs.size(); ++k) {
     const uint32_t per = kernel.layout.outputs[k].per_instance;
     for (int64_t i = 0; i < n; ++i)
       for (uint32_t c = 0; c < per; ++c)
-        if (!std::isfinite(outputs[k][i * per + c])) return i;
+        if (!std::isfinite(b.outputs[k][i * per + c])) return i;
   }
   return -1;
 }
