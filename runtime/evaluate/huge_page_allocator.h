@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -60,16 +61,21 @@ struct HugePageAllocator {
 template <typename T>
 using BigVector = std::vector<T, HugePageAllocator<T>>;
 
-// As HugePageAllocator, except that value-initialization (vector(n), resize(n)) leaves
-// elements default-initialized: trivial types are not written. For buffers whose every
-// element is written before it is read, where zeroing first would be a wasted pass over
-// fresh memory (BlockSparseSymmetric::uninitialized: Ladybug-49's H is 7.5 MB). Other
+// Allocator `Base` (HugePageAllocator<T>, std::allocator<T>, ...) except that
+// value-initialization (vector(n), resize(n)) leaves elements default-initialized: trivial
+// types are not written. For buffers whose every element is written before it is read,
+// where zeroing first would be a wasted pass over fresh memory (BlockSparseSymmetric::
+// uninitialized: Ladybug-49's H is 7.5 MB; the incremental factor's panels). Other
 // constructions (copies, assign(n, value)) write as usual.
-template <typename T>
-struct DefaultInitHugePageAllocator : HugePageAllocator<T> {
-  DefaultInitHugePageAllocator() = default;
+template <typename Base>
+struct DefaultInit : Base {
   template <typename U>
-  DefaultInitHugePageAllocator(const DefaultInitHugePageAllocator<U>&) {}
+  struct rebind {
+    using other = DefaultInit<typename std::allocator_traits<Base>::template rebind_alloc<U>>;
+  };
+  DefaultInit() = default;
+  template <typename B>
+  DefaultInit(const DefaultInit<B>& other) : Base(other) {}
   template <typename U>
   void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
     ::new (static_cast<void*>(p)) U;
@@ -79,6 +85,9 @@ struct DefaultInitHugePageAllocator : HugePageAllocator<T> {
     ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
 };
+
+template <typename T>
+using DefaultInitHugePageAllocator = DefaultInit<HugePageAllocator<T>>;
 
 // A BigVector that resize() does not zero (DefaultInitHugePageAllocator).
 template <typename T>

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <numeric>
 
 #include "lsjit/common/error.h"
 #include "lsjit/runtime/solve/linear/supernodal_kernels.h"
@@ -174,12 +173,18 @@ bool IncrementalFactor::refactor() {
   last_error_.clear();
   if (marked_.empty()) return true;
   Top top;
+  // front_offset_ is -1 outside a step that uses it, whatever the step throws (CAMD may).
+  struct Restore {
+    const Top& top;
+    std::vector<int64_t>& offsets;
+    ~Restore() {
+      for (int32_t v : top.vars) offsets[v] = -1;
+    }
+  } restore{top, front_offset_};
   collect_top(top);
   order_top(top);
   build_supernodes(top);
-  const bool ok = factor_top(top);
-  for (int32_t v : top.vars) front_offset_[v] = -1;
-  if (!ok) return false;
+  if (!factor_top(top)) return false;
   commit_top(top);
   return true;
 }
@@ -189,17 +194,20 @@ bool IncrementalFactor::refactor() {
 // factors lying wholly among them. A factor that also reaches an untouched variable u was
 // assembled where u was eliminated, below the top: it is inside an orphan's contribution.
 void IncrementalFactor::collect_top(Top& top) {
-  std::vector<uint8_t> in_top(cliques_.size(), 0);
+  // in_top_[q] == stamp: clique q is on a marked path. A fresh stamp per call instead of a
+  // cleared array keeps this step O(top), not O(cliques).
+  in_top_.resize(cliques_.size(), 0);
+  const uint32_t stamp = ++top_epoch_;
   for (int32_t v : marked_)
-    for (int32_t q = vars_[v].clique; q >= 0 && !in_top[q]; q = cliques_[q].parent) {
-      in_top[q] = 1;
+    for (int32_t q = vars_[v].clique; q >= 0 && in_top_[q] != stamp; q = cliques_[q].parent) {
+      in_top_[q] = stamp;
       top.old_cliques.push_back(q);
     }
   for (int32_t q : top.old_cliques) {
     const Clique& clique = cliques_[q];
     top.vars.insert(top.vars.end(), clique.vars.begin(), clique.vars.begin() + clique.frontal_vars);
     for (int32_t child : clique.children)
-      if (!in_top[child]) top.orphans.push_back(child);
+      if (in_top_[child] != stamp) top.orphans.push_back(child);
   }
   for (int32_t v : marked_)
     if (vars_[v].clique < 0) top.vars.push_back(v);
@@ -319,7 +327,7 @@ void IncrementalFactor::build_supernodes(Top& top) const {
 
 // Numeric elimination of the new supernodes, children before parents (rank order).
 bool IncrementalFactor::factor_top(Top& top) {
-  for (int32_t v : top.vars) front_offset_[v] = -1;
+  for (int32_t v : top.vars) front_offset_[v] = -1;  // from local indices to front offsets
   top.fresh.resize(top.supernodes.size());
   for (size_t s = 0; s < top.supernodes.size(); ++s) {
     const TopSupernode& sn = top.supernodes[s];

@@ -37,34 +37,15 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <type_traits>
-#include <utility>
 #include <vector>
+
+#include "lsjit/runtime/evaluate/huge_page_allocator.h"
 
 namespace lsjit::linear {
 
-// std::allocator whose value-initialization (resize, the size constructor) leaves the
-// elements unset: panels and blocks are written in full right after they are sized, and
-// zeroing them first was a tenth of an update's time.
-template <class T>
-struct UninitializedAllocator : std::allocator<T> {
-  template <class U>
-  struct rebind {
-    using other = UninitializedAllocator<U>;
-  };
-  UninitializedAllocator() = default;
-  template <class U>
-  UninitializedAllocator(const UninitializedAllocator<U>&) {}
-  template <class U>
-  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <class U, class... A>
-  void construct(U* p, A&&... a) {
-    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
-  }
-};
-using Doubles = std::vector<double, UninitializedAllocator<double>>;
+// Doubles that resize() leaves unset (DefaultInit, huge_page_allocator.h): panels and blocks are written
+// in full right after they are sized, and zeroing them first was a tenth of an update's time.
+using Doubles = std::vector<double, lsjit::detail::DefaultInit<std::allocator<double>>>;
 
 class IncrementalFactor {
  public:
@@ -181,6 +162,8 @@ class IncrementalFactor {
   std::vector<int32_t> changed_;          // by the last back_substitute
   std::vector<uint32_t> changed_epoch_;   // per variable
   uint32_t epoch_ = 0;
+  std::vector<uint32_t> in_top_;          // per clique: top_epoch_ of the last top it was in
+  uint32_t top_epoch_ = 0;
   Doubles front_, work_;                    // scratch
   std::vector<double> rhs_;
   std::vector<int64_t> to_;                 // scratch: front rows of a factor or child
