@@ -113,12 +113,18 @@ double gauss_newton_gap(const IncrementalSolver& solver, const Problem& batch) {
   return gap;
 }
 
-IncrementalOptions exact() {
+// The default thresholds, with the tests' memory-only kernel cache.
+IncrementalOptions defaults() {
   IncrementalOptions o;
+  o.analyze = testing::analyze_with();
+  return o;
+}
+
+IncrementalOptions exact() {
+  IncrementalOptions o = defaults();
   o.relinearize_threshold = 0;
   o.relinearize_skip = 1;
   o.wildfire_threshold = 0;
-  o.analyze = testing::analyze_with();
   return o;
 }
 
@@ -146,9 +152,7 @@ TEST_CASE("IncrementalSolver: a new instance of a known cost traces and compiles
   spec.loop_closures = 30;
   const io::GeneratedPoseGraph g = io::generate_pose_graph(spec);
   const Replay replay{g.graph};
-  IncrementalOptions options;
-  options.analyze = testing::analyze_with();
-  IncrementalSolver solver(options);
+  IncrementalSolver solver(defaults());
   replay.step(solver, 0);
   replay.step(solver, 1);
   const int64_t traces = solver.traces();
@@ -192,9 +196,7 @@ TEST_CASE("IncrementalSolver: replays of generated graphs end at the batch optim
     spec.seed = 12;
     const io::GeneratedPoseGraph g = io::generate_pose_graph(spec);
     const Replay replay{g.graph};
-    IncrementalOptions options;  // the defaults
-    options.analyze = testing::analyze_with();
-    IncrementalSolver solver(options);
+    IncrementalSolver solver(defaults());
     for (size_t k = 0; k < g.graph.vertex_ids.size(); ++k) replay.step(solver, k);
     PoseGraphProblem batch = make_pose_graph_problem(g.graph);
     const AnalyzedProblem analyzed = batch.problem.analyze(testing::analyze_with());
@@ -215,9 +217,7 @@ TEST_CASE("IncrementalSolver: bad input is an error that changes nothing") {
   spec.loop_closures = 4;
   const io::GeneratedPoseGraph g = io::generate_pose_graph(spec);
   const Replay replay{g.graph};
-  IncrementalOptions options;
-  options.analyze = testing::analyze_with();
-  IncrementalSolver solver(options);
+  IncrementalSolver solver(defaults());
   for (size_t k = 0; k < 20; ++k) replay.step(solver, k);
   const double cost = solver.cost();
   const int64_t costs = solver.num_costs(), variables = solver.num_variables();

@@ -16,6 +16,7 @@
 #include "lsjit/common/clock.h"
 #include "lsjit/common/error.h"
 #include "lsjit/common/json.h"
+#include "lsjit/common/percentile.h"
 #include "lsjit/runtime/formats/text.h"
 #include "lsjit/runtime/incremental_solver.h"
 #include "lsjit/runtime/io/g2o.h"
@@ -73,13 +74,6 @@ struct ReplayResult {
   std::vector<int64_t> reeliminated, backsubstituted, changed, front_entries;  // per update
   std::vector<Checkpoint> checkpoints;  // --compare-batch
 };
-
-// The driver's percentile: the sorted value at round(p (n − 1)).
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5))];
-}
 
 // One pose's update: its edges and start, in SE2 or SE3.
 template <class Var, class Pose>

@@ -43,10 +43,12 @@
 
 #include "../child_process.h"
 #include "lsjit/common/clock.h"
+#include "lsjit/common/percentile.h"
 
 namespace {
 
 using lsjit::Clock;
+using lsjit::percentile;
 using lsjit::seconds_since;
 using lsjit::bench::emit;
 
@@ -162,11 +164,6 @@ void replay_isam2(const gtsam::NonlinearFactorGraph& graph, const gtsam::Values&
     update_s.push_back(seconds_since(update_start));
     previous = key;
   }
-}
-
-double percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5))];
 }
 
 void run_isam2(const std::string& file, const std::string& solution) {
